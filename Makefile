@@ -1,0 +1,56 @@
+# flowpg: continuous aggregation flows for PostgreSQL (PGXS build).
+#
+#   make            build the extension
+#   make install    install it into the PostgreSQL found by PG_CONFIG
+#   make demo       install what is missing, build, start a throwaway cluster, run the demo
+#   make test       install what is missing, build, run pg_regress + isolation + TAP suites
+#   make bench      the benchmark (see BENCHMARKS.md)
+
+EXTENSION = flowpg
+MODULE_big = flowpg
+OBJS = \
+	src/flowpg.o \
+	src/settings.o \
+	src/window.o \
+	src/planner.o \
+	src/catalog.o \
+	src/sink.o \
+	src/flow_api.o \
+	src/ddl_events.o
+DATA = flowpg--0.1.sql
+PG_CPPFLAGS = -I$(srcdir)/src
+
+# The regression suites: one file per topic of the user contract.
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+
+# Debian keeps the server's pg_config out of PATH; prefer it when present.
+PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_config)
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifeq ($(PGXS),)
+# Nothing to build with yet: only the set-up targets below work.
+.DEFAULT_GOAL := all
+all:
+	@echo "PostgreSQL server development files are missing: run 'make deps' (or 'make test' / 'make demo')." >&2; exit 1
+else
+include $(PGXS)
+endif
+
+.PHONY: deps demo test bench
+
+deps:
+	@scripts/install-deps.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/sudo-if-needed.sh $(MAKE) --no-print-directory install
+	@scripts/demo.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/sudo-if-needed.sh $(MAKE) --no-print-directory install
+	@scripts/run-tests.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/sudo-if-needed.sh $(MAKE) --no-print-directory install
+	@test/bench/run.sh $(BENCH_ARGS)

@@ -1,0 +1,142 @@
+-- flowpg demo: continuous aggregates ("flows") over a metrics table.
+-- Run by scripts/demo.sh (psql -X -v ON_ERROR_STOP=1) in a fresh database
+-- "flowpg_demo" where CREATE EXTENSION flowpg has already been done.
+
+\set QUIET on
+SET timezone = 'UTC';
+\pset footer off
+\set QUIET off
+
+\echo
+\echo '=============================================================================='
+\echo ' 1. A source table: metrics(ts, device, value)'
+\echo '    3 hours of readings, one every 15 seconds, from 4 devices (2880 rows)'
+\echo '=============================================================================='
+CREATE TABLE metrics (ts timestamptz NOT NULL, device int NOT NULL, value float8 NOT NULL);
+
+-- Deterministic readings in steps of 0.25 (sums stay exact in float8).
+INSERT INTO metrics (ts, device, value)
+SELECT timestamptz '2024-01-01 00:00:00+00' + s * interval '15 seconds',
+       d,
+       round((50 + 30 * sin(s / 40.0 + d) + ((s * 7 + d * 13) % 11)) * 4) / 4
+  FROM generate_series(0, 719) AS s, generate_series(1, 4) AS d;
+
+SELECT count(*) AS rows, count(DISTINCT device) AS devices,
+       min(ts) AS first_reading, max(ts) AS last_reading,
+       min(value) AS lowest, max(value) AS highest
+  FROM metrics;
+
+\echo
+\echo '=============================================================================='
+\echo ' 2. Flow "per_minute": count/sum/avg/min/max per device and minute'
+\echo '    mode => auto: flowpg picks streaming when the query fits its operator graph'
+\echo '=============================================================================='
+SELECT flowpg.create_flow(
+    'per_minute', 'metrics_per_minute',
+    $$SELECT device, date_trunc('minute', ts) AS minute,
+             count(*) AS n, sum(value) AS total, avg(value) AS mean,
+             min(value) AS lo, max(value) AS hi
+        FROM metrics
+       GROUP BY device, date_trunc('minute', ts)$$,
+    comment => 'per device, per minute') AS flow_id;
+
+\echo
+\echo '=============================================================================='
+\echo ' 3. Flow "hot_5min": 5-minute date_bin windows whose peak went above 85 (HAVING)'
+\echo '=============================================================================='
+SELECT flowpg.create_flow(
+    'hot_5min', 'metrics_hot_5min',
+    $$SELECT device,
+             date_bin('5 minutes', ts, timestamptz '2024-01-01 00:00:00+00') AS bucket,
+             count(*) AS n, avg(value) AS mean, max(value) AS peak
+        FROM metrics
+       GROUP BY device, date_bin('5 minutes', ts, timestamptz '2024-01-01 00:00:00+00')
+      HAVING max(value) > 85$$,
+    comment => 'windows with a peak above 85') AS flow_id;
+
+\echo
+\echo '=============================================================================='
+\echo ' 4. Flow "device_totals": a batching flow without a time window,'
+\echo '    re-evaluated every 30 seconds (eval_interval)'
+\echo '=============================================================================='
+SELECT flowpg.create_flow(
+    'device_totals', 'device_totals',
+    $$SELECT device, count(*) AS n, sum(value) AS total, max(ts) AS last_seen
+        FROM metrics
+       GROUP BY device$$,
+    mode => 'batching',
+    eval_interval => '30 seconds',
+    comment => 'running totals per device') AS flow_id;
+
+\echo
+\echo '=============================================================================='
+\echo ' 5. The flows (flowpg.flows)'
+\echo '=============================================================================='
+\set QUIET on
+\x on
+\set QUIET off
+SELECT flow_id, flow_name, owner, mode, source_tables, sink_table,
+       time_column, window_expression, expire_after, eval_interval,
+       comment, state, flow_definition
+  FROM flowpg.flows
+ ORDER BY flow_id;
+\set QUIET on
+\x off
+\set QUIET off
+
+\echo
+\echo '=============================================================================='
+\echo ' 6. The sinks: ordinary tables, filled from the existing rows (backfill)'
+\echo '=============================================================================='
+SELECT sink, rows
+  FROM (VALUES ('metrics_per_minute', (SELECT count(*) FROM metrics_per_minute)),
+               ('metrics_hot_5min',   (SELECT count(*) FROM metrics_hot_5min)),
+               ('device_totals',      (SELECT count(*) FROM device_totals))) AS v(sink, rows);
+
+\echo
+\echo '--- metrics_per_minute: the first 8 rows'
+SELECT device, minute, n, total, round(mean::numeric, 2) AS mean, lo, hi
+  FROM metrics_per_minute
+ ORDER BY minute, device
+ LIMIT 8;
+
+\echo
+\echo '--- metrics_hot_5min: the first 8 rows (only windows with a peak above 85)'
+SELECT device, bucket, n, round(mean::numeric, 2) AS mean, peak
+  FROM metrics_hot_5min
+ ORDER BY bucket, device
+ LIMIT 8;
+
+\echo
+\echo '--- device_totals'
+SELECT device, n, total, last_seen
+  FROM device_totals
+ ORDER BY device;
+
+\echo
+\echo '=============================================================================='
+\echo ' 7. Each sink equals its flow query run directly on metrics'
+\echo '    (rows in one and not the other, both directions of EXCEPT ALL; 0 = exact)'
+\echo '=============================================================================='
+WITH q AS (SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total,
+                  avg(value) AS mean, min(value) AS lo, max(value) AS hi
+             FROM metrics GROUP BY device, date_trunc('minute', ts)),
+     s AS (SELECT device, minute, n, total, mean, lo, hi FROM metrics_per_minute),
+     h AS (SELECT device, date_bin('5 minutes', ts, timestamptz '2024-01-01 00:00:00+00') AS bucket,
+                  count(*) AS n, avg(value) AS mean, max(value) AS peak
+             FROM metrics GROUP BY 1, 2 HAVING max(value) > 85),
+     hs AS (SELECT device, bucket, n, mean, peak FROM metrics_hot_5min),
+     t AS (SELECT device, count(*) AS n, sum(value) AS total, max(ts) AS last_seen
+             FROM metrics GROUP BY device),
+     tt AS (SELECT device, n, total, last_seen FROM device_totals)
+SELECT 'per_minute' AS flow,
+       (SELECT count(*) FROM (SELECT * FROM q EXCEPT ALL SELECT * FROM s) a)
+     + (SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM q) b) AS differing_rows
+UNION ALL
+SELECT 'hot_5min',
+       (SELECT count(*) FROM (SELECT * FROM h EXCEPT ALL SELECT * FROM hs) a)
+     + (SELECT count(*) FROM (SELECT * FROM hs EXCEPT ALL SELECT * FROM h) b)
+UNION ALL
+SELECT 'device_totals',
+       (SELECT count(*) FROM (SELECT * FROM t EXCEPT ALL SELECT * FROM tt) a)
+     + (SELECT count(*) FROM (SELECT * FROM tt EXCEPT ALL SELECT * FROM t) b);

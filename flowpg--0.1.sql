@@ -1,0 +1,154 @@
+/* flowpg--0.1.sql: catalog, API and views of the flowpg extension. */
+
+\echo Use "CREATE EXTENSION flowpg" to load this file. \quit
+
+/*
+ * The catalog.  Only flowpg's functions write it: they switch to the
+ * extension owner for that, so ordinary roles get no rights on it at all.
+ */
+CREATE SEQUENCE flowpg.flow_id_seq;
+
+CREATE TABLE flowpg.flow (
+	flow_id			bigint PRIMARY KEY DEFAULT nextval('flowpg.flow_id_seq'),
+	flow_name		text NOT NULL UNIQUE,
+	owner			regrole NOT NULL,
+	mode			text NOT NULL CHECK (mode IN ('streaming', 'batching')),
+	kind			text NOT NULL CHECK (kind IN ('aggregate', 'projection')),
+	source_tables	regclass[] NOT NULL,
+	sink_table		regclass NOT NULL,
+	query			text NOT NULL,		/* canonical text: schema-qualified, deparsed */
+	query_tree		text NOT NULL,		/* nodeToString of the analysed query */
+	time_table		regclass,			/* the table holding the time column */
+	time_column		smallint,			/* its attnum; names are looked up live */
+	window_expr		text,				/* deparsed time-window expression */
+	expire_after	interval,
+	eval_interval	interval,
+	comment			text,
+	settings		text[] NOT NULL,	/* pinned GUCs, as name=value */
+	options			jsonb NOT NULL DEFAULT '{}',
+	state			text NOT NULL DEFAULT 'active'
+		CHECK (state IN ('active', 'recovering', 'failed', 'disabled')),
+	state_reason	text,
+	created_at		timestamptz NOT NULL DEFAULT now(),
+	updated_at		timestamptz NOT NULL DEFAULT now()
+);
+ALTER SEQUENCE flowpg.flow_id_seq OWNED BY flowpg.flow.flow_id;
+
+SELECT pg_catalog.pg_extension_config_dump('flowpg.flow', '');
+SELECT pg_catalog.pg_extension_config_dump('flowpg.flow_id_seq', '');
+
+REVOKE ALL ON flowpg.flow, flowpg.flow_id_seq FROM PUBLIC;
+
+/* The API. */
+CREATE FUNCTION flowpg.create_flow(
+	flow_name text,
+	sink_table text,
+	query text,
+	mode text DEFAULT 'auto',
+	expire_after interval DEFAULT NULL,
+	eval_interval interval DEFAULT NULL,
+	comment text DEFAULT NULL,
+	or_replace boolean DEFAULT false,
+	if_not_exists boolean DEFAULT false,
+	backfill boolean DEFAULT true)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flowpg_create_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+CREATE FUNCTION flowpg.drop_flow(flow_name text, if_exists boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flowpg_drop_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+/*
+ * window_bounds: the window [window_start, window_end) of source values that
+ * a window expression maps to the same value as "value"; the expression
+ * names the source column as $1.  Found by probing the expression
+ * (exponential then binary search), so any monotonic expression works.
+ */
+CREATE FUNCTION flowpg.window_bounds(expression text, value anyelement,
+									 OUT window_start anyelement,
+									 OUT window_end anyelement)
+AS 'MODULE_PATHNAME', 'flowpg_window_bounds'
+LANGUAGE C STRICT STABLE;
+
+/* The same for a flow's own window expression, under its pinned settings. */
+CREATE FUNCTION flowpg.flow_window_bounds(flow_name text, value anyelement,
+										  OUT window_start anyelement,
+										  OUT window_end anyelement)
+AS 'MODULE_PATHNAME', 'flowpg_flow_window_bounds'
+LANGUAGE C STRICT STABLE;
+
+/* Deparses a stored query tree under the flow's pinned settings. */
+CREATE FUNCTION flowpg._deparse_query(query_tree text, settings text[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'flowpg_deparse_query'
+LANGUAGE C STRICT STABLE;
+
+/*
+ * flowpg.flows: one row per flow.  The query and names are deparsed from the
+ * stored tree, so renaming a source, sink or column shows the new names.
+ */
+CREATE VIEW flowpg.flows AS
+SELECT f.flow_id,
+	   f.flow_name,
+	   f.owner::text AS owner,
+	   f.mode,
+	   f.source_tables,
+	   f.sink_table,
+	   q.query,
+	   a.attname::text AS time_column,
+	   f.window_expr AS window_expression,
+	   f.expire_after,
+	   f.eval_interval,
+	   f.comment,
+	   f.state,
+	   f.state_reason,
+	   f.created_at,
+	   f.updated_at,
+	   'CREATE FLOW ' || pg_catalog.quote_ident(f.flow_name)
+	   || ' SINK TO ' || f.sink_table::text
+	   || coalesce(' EXPIRE AFTER INTERVAL ' || pg_catalog.quote_literal(f.expire_after::text), '')
+	   || coalesce(' EVAL INTERVAL ' || pg_catalog.quote_literal(f.eval_interval::text), '')
+	   || coalesce(' COMMENT ' || pg_catalog.quote_literal(f.comment), '')
+	   || CASE WHEN f.options->>'requested_mode' IN ('streaming', 'batching')
+			   THEN ' WITH (mode = ' || pg_catalog.quote_literal(f.options->>'requested_mode') || ')'
+			   ELSE '' END
+	   || ' AS ' || q.query AS flow_definition
+FROM flowpg.flow f
+CROSS JOIN LATERAL flowpg._deparse_query(f.query_tree, f.settings) AS q(query)
+LEFT JOIN pg_catalog.pg_attribute a
+	   ON a.attrelid = f.time_table AND a.attnum = f.time_column;
+
+GRANT USAGE ON SCHEMA flowpg TO PUBLIC;
+GRANT SELECT ON flowpg.flows TO PUBLIC;
+
+/*
+ * Keep flows consistent with DDL on their tables: dropping a source or sink
+ * drops the flows built on it; an ALTER that would break a flow is refused.
+ */
+CREATE FUNCTION flowpg._on_sql_drop()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'flowpg_on_sql_drop'
+LANGUAGE C;
+
+CREATE FUNCTION flowpg._on_ddl_command_end()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'flowpg_on_ddl_command_end'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER flowpg_sql_drop ON sql_drop
+	EXECUTE FUNCTION flowpg._on_sql_drop();
+
+CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
+	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA', 'ALTER FUNCTION', 'ALTER TYPE')
+	EXECUTE FUNCTION flowpg._on_ddl_command_end();
+
+/* Re-plans catalog rows restored from another database (see ddl_events.c). */
+CREATE FUNCTION flowpg._catalog_restore_fixup()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flowpg_catalog_restore_fixup'
+LANGUAGE C;
+
+CREATE TRIGGER flow_restore_fixup BEFORE INSERT ON flowpg.flow
+	FOR EACH ROW EXECUTE FUNCTION flowpg._catalog_restore_fixup();

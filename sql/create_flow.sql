@@ -1,0 +1,121 @@
+-- create_flow, the flows view, sink creation, replace and drop.
+
+-- A streaming-capable query: auto picks streaming.
+SELECT flowpg.create_flow('per_minute', 'metrics_per_minute',
+  $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n,
+		   sum(value) AS total, avg(value) AS mean, min(value) AS lo, max(value) AS hi
+	  FROM metrics GROUP BY device, date_trunc('minute', ts)$$) > 0 AS created;
+SELECT flow_name, owner, mode, source_tables, sink_table, time_column,
+	   window_expression, expire_after, eval_interval, comment, state
+  FROM flowpg.flows;
+SELECT query FROM flowpg.flows WHERE flow_name = 'per_minute';
+SELECT flow_definition FROM flowpg.flows WHERE flow_name = 'per_minute';
+
+-- The sink: one column per output, update_at, a unique index on the keys.
+SELECT attname, format_type(atttypid, atttypmod), attnotnull
+  FROM pg_attribute
+ WHERE attrelid = 'metrics_per_minute'::regclass AND attnum > 0 AND NOT attisdropped
+ ORDER BY attnum;
+SELECT pg_get_indexdef(indexrelid) FROM pg_index
+ WHERE indrelid = 'metrics_per_minute'::regclass;
+
+-- Backfill computed the sink from the existing rows (NULL keys included).
+SELECT count(*) > 0 AS has_rows, flow_mismatches('per_minute') AS mismatches
+  FROM metrics_per_minute;
+SELECT count(*) AS null_device_groups FROM metrics_per_minute WHERE device IS NULL;
+
+-- count(DISTINCT) cannot be combined: auto picks batching.
+SELECT flowpg.create_flow('distinct_devices', 'devices_per_hour',
+  $$SELECT date_bin('1 hour', ts, '2000-01-01') AS hour,
+		   count(DISTINCT device) AS devices, percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS median
+	  FROM metrics GROUP BY 1$$,
+  comment => 'devices seen per hour') > 0 AS created;
+SELECT flow_name, mode, window_expression, comment FROM flowpg.flows ORDER BY flow_id;
+SELECT flow_mismatches('distinct_devices') AS mismatches;
+
+-- eval_interval makes auto choose batching; HAVING and WHERE are kept.
+SELECT flowpg.create_flow('busy_devices', 'busy_devices',
+  $$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n
+	  FROM metrics WHERE value > 10 GROUP BY device, date_trunc('hour', ts)
+	HAVING count(*) > 12$$,
+  eval_interval => '1 minute') > 0 AS created;
+SELECT mode, eval_interval FROM flowpg.flows WHERE flow_name = 'busy_devices';
+SELECT flow_mismatches('busy_devices') AS mismatches;
+
+-- A flow without a time window: streaming, one row per group.
+SELECT flowpg.create_flow('per_device', 'per_device',
+  $$SELECT device, count(*) AS n, max(ts) AS last_seen FROM metrics GROUP BY device$$) > 0 AS created;
+SELECT mode, time_column, window_expression FROM flowpg.flows WHERE flow_name = 'per_device';
+SELECT flow_mismatches('per_device') AS mismatches;
+
+-- A global aggregate: no GROUP BY, so no unique index on the sink.
+SELECT flowpg.create_flow('totals', 'totals',
+  $$SELECT count(*) AS n, sum(value) AS total FROM metrics$$) > 0 AS created;
+SELECT n, total FROM totals;
+SELECT count(*) AS indexes FROM pg_index WHERE indrelid = 'totals'::regclass;
+
+-- A non-aggregate flow (filter + projection) runs in streaming mode only.
+SELECT flowpg.create_flow('hot_readings', 'hot_readings',
+  $$SELECT ts, device, value FROM metrics WHERE value > 99$$) > 0 AS created;
+SELECT mode FROM flowpg.flows WHERE flow_name = 'hot_readings';
+SELECT flow_mismatches('hot_readings') AS mismatches;
+
+-- Explicit modes.
+SELECT flowpg.create_flow('per_minute_batch', 'metrics_per_minute_batch',
+  $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n
+	  FROM metrics GROUP BY device, date_trunc('minute', ts)$$,
+  mode => 'batching') > 0 AS created;
+SELECT mode, flow_definition FROM flowpg.flows WHERE flow_name = 'per_minute_batch';
+
+-- backfill => false leaves a new sink empty.
+SELECT flowpg.create_flow('no_backfill', 'no_backfill',
+  $$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n
+	  FROM metrics GROUP BY 1, 2$$, backfill => false) > 0 AS created;
+SELECT count(*) FROM no_backfill;
+
+-- if_not_exists keeps the existing flow and returns its id.
+SELECT flowpg.create_flow('no_backfill', 'other_sink', 'SELECT 1 AS x FROM metrics',
+						  if_not_exists => true)
+	 = (SELECT flow_id FROM flowpg.flows WHERE flow_name = 'no_backfill') AS same_id;
+SELECT to_regclass('other_sink') IS NULL AS no_sink_created;
+
+-- or_replace keeps the id and the sink, and recomputes it.
+SELECT flow_id AS old_id FROM flowpg.flows WHERE flow_name = 'no_backfill' \gset
+SELECT flowpg.create_flow('no_backfill', 'no_backfill',
+  $$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n
+	  FROM metrics WHERE device < 5 GROUP BY 1, 2$$, or_replace => true) = :old_id AS same_id;
+SELECT count(*) > 0 AS has_rows, flow_mismatches('no_backfill') AS mismatches FROM no_backfill;
+SELECT query FROM flowpg.flows WHERE flow_name = 'no_backfill';
+
+-- An existing, compatible sink is used as it is.
+CREATE TABLE my_sink (hour timestamptz, device int, n bigint, note text DEFAULT 'x');
+CREATE UNIQUE INDEX ON my_sink (device, hour) NULLS NOT DISTINCT;
+SELECT flowpg.create_flow('into_my_sink', 'my_sink',
+  $$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n FROM metrics GROUP BY 1, 2$$) > 0 AS created;
+SELECT count(*) > 0 AS has_rows, count(*) FILTER (WHERE note = 'x') = count(*) AS defaults_kept
+  FROM my_sink;
+
+-- A schema-qualified sink name with quoting.
+CREATE SCHEMA "Sinks";
+SELECT flowpg.create_flow('quoted', '"Sinks"."Per Hour"',
+  $$SELECT date_trunc('hour', ts) AS "Hour", count(*) AS "N" FROM metrics GROUP BY 1$$) > 0 AS created;
+SELECT sink_table FROM flowpg.flows WHERE flow_name = 'quoted';
+SELECT flow_mismatches('quoted') AS mismatches;
+
+-- expire_after: only windows that end after now() - expire_after are filled.
+CREATE TABLE recent (ts timestamptz, v int);
+INSERT INTO recent SELECT now() - i * interval '1 hour', i FROM generate_series(0, 47) i;
+SELECT flowpg.create_flow('recent_hours', 'recent_hours',
+  $$SELECT date_trunc('hour', ts) AS hour, sum(v) AS total FROM recent GROUP BY 1$$,
+  expire_after => '1 day') > 0 AS created;
+SELECT count(*) BETWEEN 24 AND 25 AS about_one_day,
+	   min(hour) >= date_trunc('hour', now() - interval '1 day') AS nothing_older
+  FROM recent_hours;
+SELECT expire_after, flow_definition FROM flowpg.flows WHERE flow_name = 'recent_hours';
+
+-- drop_flow removes the flow, never the sink.
+SELECT flowpg.drop_flow('per_minute_batch');
+SELECT count(*) AS flows_left FROM flowpg.flows WHERE flow_name = 'per_minute_batch';
+SELECT to_regclass('metrics_per_minute_batch') IS NOT NULL AS sink_kept;
+SELECT flowpg.drop_flow('per_minute_batch', if_exists => true);
+SELECT flow_name FROM flowpg.flows ORDER BY flow_id;

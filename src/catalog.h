@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.h
+ *	  The flow catalog (table flowpg.flow): reading and writing flow rows.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_CATALOG_H
+#define FLOWPG_CATALOG_H
+
+#include "nodes/pg_list.h"
+#include "utils/array.h"
+#include "utils/timestamp.h"
+
+typedef struct FlowEntry
+{
+	int64		flow_id;
+	char	   *flow_name;
+	Oid			owner;
+	char	   *mode;			/* "streaming" or "batching" */
+	bool		is_aggregate;
+	List	   *source_relids;
+	Oid			sink_relid;
+	char	   *query;			/* canonical text */
+	char	   *query_tree;		/* nodeToString of the analysed query */
+	Oid			time_relid;		/* InvalidOid without a time window */
+	AttrNumber	time_attno;
+	char	   *window_expr;
+	Interval   *expire_after;	/* NULL when not given */
+	Interval   *eval_interval;
+	char	   *comment;
+	ArrayType  *settings;
+	char	   *options;		/* jsonb, as text */
+	char	   *state;
+} FlowEntry;
+
+/* Does this database have flowpg's catalog (it may be being dropped)? */
+extern bool catalog_exists(void);
+
+/* Serializes flow DDL: create, replace and drop take this lock first. */
+extern void catalog_lock_for_ddl(void);
+
+extern FlowEntry *catalog_get_by_name(const char *flow_name);
+extern List *catalog_get_all(void);
+extern FlowEntry *catalog_get_by_sink(Oid sink_relid);
+extern List *catalog_get_by_relation(Oid relid);
+
+extern int64 catalog_insert(FlowEntry *entry);
+extern void catalog_update(FlowEntry *entry);
+extern void catalog_update_query_text(int64 flow_id, const char *query);
+extern void catalog_delete(int64 flow_id);
+
+/* Errors out unless the current user owns the flow or is a superuser. */
+extern void catalog_check_owner(FlowEntry *entry);
+
+#endif							/* FLOWPG_CATALOG_H */

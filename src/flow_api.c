@@ -1,0 +1,313 @@
+/*-------------------------------------------------------------------------
+ *
+ * flow_api.c
+ *	  The SQL functions of flowpg: create_flow, drop_flow, window_bounds.
+ *
+ * create_flow runs every check before it writes anything, and everything it
+ * writes (sink table, index, catalog row, backfilled rows) belongs to the
+ * calling transaction, so a failed call leaves nothing behind.  Flow DDL is
+ * serialized by a lock on the catalog, so two sessions creating the same
+ * name see each other: the second waits, then finds the first one's flow.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/analyze.h"
+#include "parser/parser.h"
+#include "optimizer/optimizer.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "catalog.h"
+#include "flowpg.h"
+#include "planner.h"
+#include "settings.h"
+#include "sink.h"
+#include "window.h"
+
+PG_FUNCTION_INFO_V1(flowpg_create_flow);
+PG_FUNCTION_INFO_V1(flowpg_drop_flow);
+PG_FUNCTION_INFO_V1(flowpg_window_bounds);
+PG_FUNCTION_INFO_V1(flowpg_flow_window_bounds);
+PG_FUNCTION_INFO_V1(flowpg_deparse_query);
+
+static char *
+required_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	char	   *value;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", argname)));
+	value = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (value[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", argname)));
+	return value;
+}
+
+static bool
+bool_arg(FunctionCallInfo fcinfo, int argno, bool default_value)
+{
+	return PG_ARGISNULL(argno) ? default_value : PG_GETARG_BOOL(argno);
+}
+
+static char *
+flow_options(const char *requested_mode, bool backfill)
+{
+	return psprintf("{\"requested_mode\": \"%s\", \"backfill\": %s}",
+					requested_mode, backfill ? "true" : "false");
+}
+
+Datum
+flowpg_create_flow(PG_FUNCTION_ARGS)
+{
+	char	   *flow_name = required_text_arg(fcinfo, 0, "flow_name");
+	char	   *sink_name = required_text_arg(fcinfo, 1, "sink_table");
+	char	   *query_text = required_text_arg(fcinfo, 2, "query");
+	char	   *mode_name = required_text_arg(fcinfo, 3, "mode");
+	Interval   *expire_after = PG_ARGISNULL(4) ? NULL : PG_GETARG_INTERVAL_P(4);
+	Interval   *eval_interval = PG_ARGISNULL(5) ? NULL : PG_GETARG_INTERVAL_P(5);
+	char	   *comment = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
+	bool		or_replace = bool_arg(fcinfo, 7, false);
+	bool		if_not_exists = bool_arg(fcinfo, 8, false);
+	bool		backfill = bool_arg(fcinfo, 9, true);
+	FlowMode	requested;
+	FlowEntry  *existing;
+	FlowEntry  *entry;
+	FlowPlan   *plan;
+	bool		sink_created;
+
+	flowpg_require_preload();
+	if (or_replace && if_not_exists)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("or_replace and if_not_exists cannot be used together")));
+	if (strlen(flow_name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("flow name \"%s\" is too long", flow_name),
+				 errdetail("Flow names have at most %d bytes.", NAMEDATALEN - 1)));
+	requested = flow_mode_from_name(mode_name);
+
+	catalog_lock_for_ddl();
+	existing = catalog_get_by_name(flow_name);
+	if (existing)
+	{
+		if (if_not_exists)
+		{
+			ereport(NOTICE,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("flow \"%s\" already exists, skipping", flow_name)));
+			PG_RETURN_INT64(existing->flow_id);
+		}
+		if (!or_replace)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("flow \"%s\" already exists", flow_name),
+					 errhint("Use or_replace => true to replace it, or if_not_exists => true to keep it.")));
+		catalog_check_owner(existing);
+	}
+
+	entry = palloc0(sizeof(FlowEntry));
+	entry->flow_name = flow_name;
+	entry->owner = GetUserId();
+	entry->settings = flow_settings_capture();
+
+	plan = flow_plan_query_text(query_text);
+	entry->mode = (char *) flow_mode_name(flow_plan_choose_mode(plan, requested,
+																expire_after,
+																eval_interval));
+	entry->sink_relid = sink_prepare(sink_name, flow_name, plan,
+									 existing ? existing->flow_id : 0,
+									 &sink_created);
+
+	entry->is_aggregate = plan->is_aggregate;
+	entry->source_relids = plan->source_relids;
+	entry->query = flow_plan_deparse(plan->query, entry->settings);
+	entry->query_tree = nodeToString(plan->query);
+	entry->time_relid = plan->window_expr ? plan->time_relid : InvalidOid;
+	entry->time_attno = plan->window_expr ? plan->time_attno : InvalidAttrNumber;
+	entry->window_expr = plan->window_text;
+	entry->expire_after = expire_after;
+	entry->eval_interval = eval_interval;
+	entry->comment = comment;
+	entry->options = flow_options(mode_name, backfill);
+
+	if (existing)
+	{
+		entry->flow_id = existing->flow_id;
+		catalog_update(entry);
+	}
+	else
+		catalog_insert(entry);
+
+	if (backfill)
+		(void) sink_backfill(entry->sink_relid, plan, entry->settings, expire_after);
+
+	PG_RETURN_INT64(entry->flow_id);
+}
+
+Datum
+flowpg_drop_flow(PG_FUNCTION_ARGS)
+{
+	char	   *flow_name = required_text_arg(fcinfo, 0, "flow_name");
+	bool		if_exists = bool_arg(fcinfo, 1, false);
+	FlowEntry  *entry;
+
+	catalog_lock_for_ddl();
+	entry = catalog_get_by_name(flow_name);
+	if (entry == NULL)
+	{
+		if (!if_exists)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("flow \"%s\" does not exist", flow_name)));
+		ereport(NOTICE,
+				(errmsg("flow \"%s\" does not exist, skipping", flow_name)));
+		PG_RETURN_VOID();
+	}
+	catalog_check_owner(entry);
+	catalog_delete(entry->flow_id);
+	PG_RETURN_VOID();
+}
+
+/* The (window_start, window_end) record of the window holding value. */
+static Datum
+window_bounds_result(FunctionCallInfo fcinfo, WindowProbe *probe, Datum value)
+{
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	int64		start;
+	int64		end;
+	bool		unbounded;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	window_bounds(probe, window_datum_to_ordinal(probe->argtype, value),
+				  &start, &end, &unbounded);
+	values[0] = window_ordinal_to_datum(probe->argtype, start);
+	if (!unbounded)
+		values[1] = window_ordinal_to_datum(probe->argtype, end);
+	else if (probe->argtype == DATEOID)
+		values[1] = DateADTGetDatum(DATEVAL_NOEND);
+	else if (window_is_time_type(probe->argtype))
+		values[1] = TimestampGetDatum(DT_NOEND);
+	else
+		nulls[1] = true;
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+}
+
+static void
+check_window_value_type(Oid valtype)
+{
+	if (!window_is_time_type(valtype) && !window_is_integer_type(valtype))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("a time window cannot be over type %s", format_type_be(valtype)),
+				 errhint("Use timestamptz, timestamp, date, smallint, integer or bigint.")));
+}
+
+/*
+ * window_bounds(expression, value): the expression is SQL over $1, parsed
+ * and analysed by PostgreSQL as the target of "SELECT <expression>".
+ */
+Datum
+flowpg_window_bounds(PG_FUNCTION_ARGS)
+{
+	char	   *exprtext = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			valtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	char	   *sql = psprintf("SELECT %s", exprtext);
+	List	   *raw;
+	RawStmt    *stmt;
+	SelectStmt *select;
+	Query	   *query;
+	Expr	   *expr;
+	WindowProbe *probe;
+
+	check_window_value_type(valtype);
+	raw = raw_parser(sql, RAW_PARSE_DEFAULT);
+	stmt = list_length(raw) == 1 ? linitial_node(RawStmt, raw) : NULL;
+	select = stmt && IsA(stmt->stmt, SelectStmt) ? (SelectStmt *) stmt->stmt : NULL;
+	if (select == NULL || list_length(select->targetList) != 1 ||
+		select->fromClause || select->whereClause || select->groupClause ||
+		select->havingClause || select->sortClause || select->limitCount ||
+		select->limitOffset || select->distinctClause || select->op != SETOP_NONE ||
+		select->withClause || select->valuesLists)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is not a single expression", exprtext),
+				 errhint("Write the window expression over $1, for example date_trunc('hour', $1).")));
+
+	query = parse_analyze_fixedparams(stmt, sql, &valtype, 1, NULL);
+	if (query->hasAggs || query->hasSubLinks || query->hasTargetSRFs ||
+		query->hasWindowFuncs)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a time window expression cannot use aggregates, subqueries or set-returning functions")));
+	expr = linitial_node(TargetEntry, query->targetList)->expr;
+	if (contain_volatile_functions((Node *) expr))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("a time window expression cannot use volatile functions")));
+
+	probe = window_probe_create(expr, valtype);
+	window_check_monotonic(probe, exprtext, 1, 0);
+	return window_bounds_result(fcinfo, probe, PG_GETARG_DATUM(1));
+}
+
+/* flow_window_bounds(flow, value): the same with a flow's own window. */
+Datum
+flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
+{
+	char	   *flow_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			valtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	FlowEntry  *entry = catalog_get_by_name(flow_name);
+	FlowPlan   *plan;
+	Datum		result;
+	int			nestlevel;
+
+	if (entry == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("flow \"%s\" does not exist", flow_name)));
+	plan = flow_plan_query_tree(stringToNode(entry->query_tree));
+	if (plan->window_expr == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("flow \"%s\" has no time window", flow_name)));
+	if (valtype != plan->time_type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the time column of flow \"%s\" has type %s, not %s",
+						flow_name, format_type_be(plan->time_type),
+						format_type_be(valtype)),
+				 errhint("Cast the value to %s.", format_type_be(plan->time_type))));
+
+	nestlevel = flow_settings_push(entry->settings);
+	result = window_bounds_result(fcinfo, flow_plan_window_probe(plan),
+								  PG_GETARG_DATUM(1));
+	flow_settings_pop(nestlevel);
+	return result;
+}
+
+Datum
+flowpg_deparse_query(PG_FUNCTION_ARGS)
+{
+	char	   *tree = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ArrayType  *settings = PG_GETARG_ARRAYTYPE_P(1);
+
+	PG_RETURN_TEXT_P(cstring_to_text(flow_plan_deparse(stringToNode(tree), settings)));
+}

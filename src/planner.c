@@ -1,0 +1,674 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.c
+ *	  Where a flow is planned: its SELECT becomes an operator graph.
+ *
+ * The query is parsed and analysed by PostgreSQL's own parser and analyser
+ * as the calling user, then checked: a flow is a GROUP BY (or a plain
+ * filter and projection) over tables, with no ORDER BY, LIMIT, window
+ * functions, set-returning functions or volatile functions.  The graph
+ * names the source tables, the group keys, the time window (the GROUP BY
+ * expression over one time or integer column, verified monotonic by
+ * probing) and the aggregates from pg_aggregate, and records whether the
+ * streaming engine can run it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/analyze.h"
+#include "parser/parser.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/regproc.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+
+#include "planner.h"
+#include "settings.h"
+#include "window.h"
+
+FlowMode
+flow_mode_from_name(const char *name)
+{
+	if (strcmp(name, "auto") == 0)
+		return FLOW_MODE_AUTO;
+	if (strcmp(name, "streaming") == 0)
+		return FLOW_MODE_STREAMING;
+	if (strcmp(name, "batching") == 0)
+		return FLOW_MODE_BATCHING;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid flow mode \"%s\"", name),
+			 errhint("Valid modes are \"auto\", \"streaming\" and \"batching\".")));
+	return FLOW_MODE_AUTO;		/* keep compiler quiet */
+}
+
+const char *
+flow_mode_name(FlowMode mode)
+{
+	switch (mode)
+	{
+		case FLOW_MODE_STREAMING:
+			return "streaming";
+		case FLOW_MODE_BATCHING:
+			return "batching";
+		default:
+			return "auto";
+	}
+}
+
+static void
+reject_query(const char *what, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("a flow's query cannot use %s", what),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/* Collects the RTE_RELATION entries of every query level. */
+typedef struct RelationWalkContext
+{
+	List	   *rtes;
+} RelationWalkContext;
+
+static bool
+relation_walker(Node *node, RelationWalkContext *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+			context->rtes = lappend(context->rtes, rte);
+		else if (rte->rtekind == RTE_FUNCTION || rte->rtekind == RTE_TABLEFUNC)
+			reject_query("functions in FROM",
+						 "A flow reads tables; set-returning functions cannot be maintained incrementally.");
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, relation_walker,
+								 (void *) context, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, relation_walker, (void *) context);
+}
+
+static bool
+volatile_checker(Oid funcid, void *context)
+{
+	if (func_volatile(funcid) == PROVOLATILE_VOLATILE)
+	{
+		*(Oid *) context = funcid;
+		return true;
+	}
+	return false;
+}
+
+static bool
+volatile_walker(Node *node, Oid *funcid)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, volatile_checker, (void *) funcid))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, volatile_walker, (void *) funcid, 0);
+	return expression_tree_walker(node, volatile_walker, (void *) funcid);
+}
+
+static bool
+aggref_walker(Node *node, List **aggrefs)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		*aggrefs = lappend(*aggrefs, node);
+		return false;			/* aggregates cannot nest */
+	}
+	return expression_tree_walker(node, aggref_walker, (void *) aggrefs);
+}
+
+/* The shape checks that apply to every flow. */
+static void
+check_query_shape(Query *query)
+{
+	Oid			volatile_func = InvalidOid;
+
+	if (query->commandType != CMD_SELECT || query->utilityStmt != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("a flow's query must be a SELECT statement")));
+	if (query->setOperations)
+		reject_query("UNION, INTERSECT or EXCEPT", "Create one flow per branch.");
+	if (query->cteList)
+		reject_query("WITH", "Write the WITH query as a subquery in FROM.");
+	if (query->hasWindowFuncs)
+		reject_query("window functions", "Compute them when reading the sink.");
+	if (query->hasTargetSRFs)
+		reject_query("set-returning functions", NULL);
+	if (query->sortClause)
+		reject_query("ORDER BY", "Order the rows when reading the sink.");
+	if (query->limitCount || query->limitOffset)
+		reject_query("LIMIT or OFFSET", "Apply them when reading the sink.");
+	if (query->hasDistinctOn)
+		reject_query("DISTINCT ON", NULL);
+	if (query->distinctClause)
+		reject_query("SELECT DISTINCT", "Use GROUP BY on the same columns.");
+	if (query->groupingSets)
+		reject_query("GROUPING SETS, ROLLUP or CUBE", "Create one flow per grouping.");
+	if (query->rowMarks)
+		reject_query("FOR UPDATE or FOR SHARE", NULL);
+
+	if (volatile_walker((Node *) query, &volatile_func))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("a flow's query cannot use volatile function %s",
+						format_procedure(volatile_func)),
+				 errdetail("A flow must compute the same result whenever and wherever it is evaluated."),
+				 errhint("Use an immutable or stable function instead.")));
+}
+
+/*
+ * Deparses an expression of the query for a message.  Expressions over a
+ * single table are shown as written; others by their position.
+ */
+static char *
+expr_text(Query *query, Expr *expr, int position)
+{
+	List	   *vars = pull_var_clause((Node *) expr, 0);
+	Var		   *first = vars ? linitial_node(Var, vars) : NULL;
+	RangeTblEntry *rte;
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst_node(Var, lc);
+
+		if (var->varno != first->varno || var->varlevelsup != 0)
+			return psprintf("number %d", position);
+	}
+	if (first == NULL)
+		return deparse_expression((Node *) expr, NIL, false, false);
+	rte = rt_fetch(first->varno, query->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return psprintf("number %d", position);
+	expr = copyObject(expr);
+	ChangeVarNodes((Node *) expr, first->varno, 1, 0);
+	return deparse_expression((Node *) expr,
+							  deparse_context_for(get_rel_name(rte->relid), rte->relid),
+							  false, false);
+}
+
+/* Names and types of the output columns; GROUP BY keys must be among them. */
+static void
+plan_outputs(FlowPlan *plan)
+{
+	Query	   *query = plan->query;
+	ListCell   *lc;
+	int			n = 0;
+
+	plan->outputs = palloc0(sizeof(FlowOutput) * list_length(query->targetList));
+	foreach(lc, query->targetList)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		FlowOutput *out;
+
+		if (tle->resjunk)
+			continue;
+		if (tle->resname == NULL || strcmp(tle->resname, "?column?") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("output column %d of the flow's query has no name", tle->resno),
+					 errhint("Name it with AS, for example \"... AS total\".")));
+		if (strcmp(tle->resname, "update_at") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("output column name \"update_at\" is reserved"),
+					 errdetail("The sink table's update_at column records when flowpg wrote each row."),
+					 errhint("Rename the output column with AS.")));
+		for (int i = 0; i < n; i++)
+			if (strcmp(plan->outputs[i].name, tle->resname) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("output column name \"%s\" is used more than once", tle->resname),
+						 errhint("Give each output column its own name with AS.")));
+		out = &plan->outputs[n++];
+		out->name = pstrdup(tle->resname);
+		out->type = exprType((Node *) tle->expr);
+		out->typmod = exprTypmod((Node *) tle->expr);
+		out->collation = exprCollation((Node *) tle->expr);
+		out->is_group_key = tle->ressortgroupref != 0 &&
+			get_sortgroupref_clause_noerr(tle->ressortgroupref, query->groupClause) != NULL;
+		if (out->type == UNKNOWNOID || out->type == RECORDOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("output column \"%s\" has pseudo-type %s",
+							out->name, format_type_be(out->type)),
+					 errhint("Cast it to a concrete type.")));
+	}
+	plan->noutputs = n;
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("a flow's query must have at least one output column")));
+
+	n = 0;
+	foreach(lc, query->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, query->targetList);
+
+		n++;
+		if (tle->resjunk)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("GROUP BY expression %s is not in the select list",
+							expr_text(query, tle->expr, n)),
+					 errdetail("The sink table holds one row per group, keyed by every GROUP BY expression."),
+					 errhint("Add the expression to the select list with an alias.")));
+	}
+}
+
+/*
+ * The time window: the first GROUP BY expression over exactly one column of
+ * a time type, else the first computed one over one integer column (an
+ * epoch).  A bare integer column is an ordinary group key.
+ */
+static void
+plan_window(FlowPlan *plan, bool verify)
+{
+	Query	   *query = plan->query;
+	ListCell   *lc;
+	Expr	   *int_candidate = NULL;
+	Var		   *int_var = NULL;
+	int			int_output = -1;
+	Expr	   *bad_candidate = NULL;
+	Var		   *bad_var = NULL;
+	Expr	   *chosen = NULL;
+	Var		   *chosen_var = NULL;
+	int			output = 0;
+	RangeTblEntry *rte;
+	WindowProbe *probe;
+
+	foreach(lc, query->targetList)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Node	   *expr;
+		List	   *vars;
+		Var		   *var;
+
+		if (tle->resjunk)
+			continue;
+		output++;
+		if (!plan->outputs[output - 1].is_group_key)
+			continue;
+		expr = flatten_join_alias_vars(query, (Node *) tle->expr);
+		vars = pull_var_clause(expr, 0);
+		if (list_length(vars) < 1)
+			continue;
+		var = linitial_node(Var, vars);
+		for (int i = 1; i < list_length(vars); i++)
+		{
+			Var		   *other = list_nth_node(Var, vars, i);
+
+			if (other->varno != var->varno || other->varattno != var->varattno)
+			{
+				var = NULL;
+				break;
+			}
+		}
+		if (var == NULL || var->varlevelsup != 0 ||
+			rt_fetch(var->varno, query->rtable)->rtekind != RTE_RELATION)
+			continue;
+		if (window_is_time_type(var->vartype))
+		{
+			chosen = (Expr *) expr;
+			chosen_var = var;
+			plan->window_output = output - 1;
+			break;
+		}
+		if (window_is_integer_type(var->vartype) && !IsA(expr, Var))
+		{
+			if (int_candidate == NULL)
+			{
+				int_candidate = (Expr *) expr;
+				int_var = var;
+				int_output = output - 1;
+			}
+		}
+		else if (window_is_time_type(exprType(expr)) && bad_candidate == NULL)
+		{
+			bad_candidate = (Expr *) expr;
+			bad_var = var;
+		}
+	}
+	if (chosen == NULL && int_candidate != NULL)
+	{
+		chosen = int_candidate;
+		chosen_var = int_var;
+		plan->window_output = int_output;
+	}
+	if (chosen == NULL)
+	{
+		if (bad_candidate != NULL)
+		{
+			Oid			relid = rt_fetch(bad_var->varno, query->rtable)->relid;
+
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("time window expression %s is over column \"%s\" of type %s",
+							expr_text(query, bad_candidate, 0),
+							get_attname(relid, bad_var->varattno, false),
+							format_type_be(bad_var->vartype)),
+					 errdetail("A time window must be over a column of type timestamptz, timestamp, date or an integer epoch."),
+					 errhint("Change the column's type, or group by a time column of the source.")));
+		}
+		plan->window_output = -1;
+		return;
+	}
+
+	rte = rt_fetch(chosen_var->varno, query->rtable);
+	plan->window_expr = chosen;
+	plan->time_varno = chosen_var->varno;
+	plan->time_relid = rte->relid;
+	plan->time_attno = chosen_var->varattno;
+	plan->time_type = chosen_var->vartype;
+	plan->window_text = expr_text(query, chosen, 0);
+	if (!verify)
+		return;
+
+	probe = flow_plan_window_probe(plan);
+	window_check_monotonic(probe, plan->window_text, 1, 0);
+}
+
+WindowProbe *
+flow_plan_window_probe(FlowPlan *plan)
+{
+	Assert(plan->window_expr != NULL);
+	return window_probe_create(window_param_for_column(plan->window_expr,
+													   plan->time_varno,
+													   plan->time_attno),
+							   plan->time_type);
+}
+
+static char *
+aggregate_refusal(Aggref *aggref)
+{
+	HeapTuple	tuple;
+	Form_pg_aggregate agg;
+	char	   *name = format_procedure(aggref->aggfnoid);
+	char	   *reason = NULL;
+
+	if (aggref->aggkind != AGGKIND_NORMAL)
+		return psprintf("ordered-set aggregate %s cannot be computed incrementally", name);
+	if (aggref->aggdistinct != NIL)
+		return psprintf("aggregate %s with DISTINCT cannot be combined across transactions", name);
+	if (aggref->aggorder != NIL)
+		return psprintf("aggregate %s with ORDER BY cannot be combined across transactions", name);
+
+	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for aggregate %u", aggref->aggfnoid);
+	agg = (Form_pg_aggregate) GETSTRUCT(tuple);
+	if (!OidIsValid(agg->aggcombinefn))
+		reason = psprintf("aggregate %s has no combine function", name);
+	else if (agg->aggtranstype == INTERNALOID &&
+			 (!OidIsValid(agg->aggserialfn) || !OidIsValid(agg->aggdeserialfn)))
+		reason = psprintf("aggregate %s has no serialization functions", name);
+	ReleaseSysCache(tuple);
+	return reason;
+}
+
+static void
+plan_streaming(FlowPlan *plan)
+{
+	Query	   *query = plan->query;
+	ListCell   *lc;
+
+	if (list_length(query->rtable) != 1 || list_length(plan->source_relids) != 1)
+		plan->streaming_refusal = "the query reads more than one table or subquery";
+	else if (query->hasSubLinks)
+		plan->streaming_refusal = "the query has a subquery";
+	else if (rt_fetch(1, query->rtable)->rtekind != RTE_RELATION)
+		plan->streaming_refusal = "the query reads a subquery";
+	if (plan->streaming_refusal)
+		return;
+	foreach(lc, plan->aggregates)
+	{
+		plan->streaming_refusal = aggregate_refusal(lfirst_node(Aggref, lc));
+		if (plan->streaming_refusal)
+			return;
+	}
+}
+
+static FlowPlan *
+plan_from_query(Query *query, bool verify_window)
+{
+	FlowPlan   *plan = palloc0(sizeof(FlowPlan));
+	RelationWalkContext walk = {NIL};
+	ListCell   *lc;
+
+	plan->query = query;
+	check_query_shape(query);
+
+	(void) relation_walker((Node *) query, &walk);
+	foreach(lc, walk.rtes)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+		char		relkind = get_rel_relkind(rte->relid);
+
+		if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("\"%s\" is not a table", get_rel_name(rte->relid)),
+					 errdetail("A flow reads ordinary or partitioned tables, whose changes it can capture."),
+					 errhint("Name the view's underlying tables in the flow's query.")));
+		if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a flow cannot read temporary table \"%s\"", get_rel_name(rte->relid)),
+					 errdetail("Temporary tables are invisible to flowpg's background worker.")));
+		plan->source_relids = list_append_unique_oid(plan->source_relids, rte->relid);
+	}
+	if (plan->source_relids == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("a flow's query must read at least one table")));
+
+	(void) aggref_walker((Node *) query->targetList, &plan->aggregates);
+	(void) aggref_walker(query->havingQual, &plan->aggregates);
+	plan->is_aggregate = query->hasAggs || query->groupClause != NIL;
+
+	plan_outputs(plan);
+	plan_window(plan, verify_window);
+	plan_streaming(plan);
+	return plan;
+}
+
+FlowPlan *
+flow_plan_query_text(const char *query_text)
+{
+	List	   *raw;
+	RawStmt    *stmt;
+	Query	   *query;
+	RelationWalkContext walk = {NIL};
+
+	raw = raw_parser(query_text, RAW_PARSE_DEFAULT);
+	if (list_length(raw) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a flow's query must be exactly one SELECT statement"),
+				 errdetail("The text holds %d statements.", list_length(raw))));
+	stmt = linitial_node(RawStmt, raw);
+	if (!IsA(stmt->stmt, SelectStmt))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("a flow's query must be a SELECT statement")));
+
+	query = parse_analyze_fixedparams(stmt, query_text, NULL, 0, NULL);
+
+	/* the caller must be able to read what the flow will read */
+	(void) relation_walker((Node *) query, &walk);
+	(void) ExecCheckRTPerms(walk.rtes, true);
+
+	return plan_from_query(query, true);
+}
+
+FlowPlan *
+flow_plan_query_tree(Query *query)
+{
+	/* the stored tree was validated when the flow was created */
+	return plan_from_query(query, false);
+}
+
+char *
+flow_plan_deparse(Query *query, ArrayType *settings)
+{
+	int			nestlevel = flow_settings_push(settings);
+	char	   *text = pg_get_querydef(copyObject(query), false);
+
+	flow_settings_pop(nestlevel);
+	/* ruleutils indents the first line too */
+	while (*text == ' ')
+		text++;
+	return text;
+}
+
+static bool
+interval_is_positive(Interval *interval)
+{
+	return interval->month > 0 ||
+		(interval->month == 0 &&
+		 (interval->day > 0 || (interval->day == 0 && interval->time > 0)));
+}
+
+FlowMode
+flow_plan_choose_mode(FlowPlan *plan, FlowMode requested,
+					  Interval *expire_after, Interval *eval_interval)
+{
+	if (expire_after && (expire_after->month < 0 || expire_after->day < 0 ||
+						 expire_after->time < 0 || !interval_is_positive(expire_after)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("expire_after must be a positive interval")));
+	if (eval_interval)
+	{
+		if (eval_interval->month != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("eval_interval cannot be given in months or years"),
+					 errdetail("Months have no fixed length."),
+					 errhint("Give it in days, hours, minutes or seconds.")));
+		if (eval_interval->day < 0 || eval_interval->time < 0 ||
+			!interval_is_positive(eval_interval))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("eval_interval must be a positive interval")));
+	}
+	if (expire_after && plan->window_expr != NULL &&
+		!window_is_time_type(plan->time_type))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("expire_after needs a time window over a time column"),
+				 errdetail("The time window %s is over an integer column, whose unit flowpg does not know.",
+						   plan->window_text)));
+	if (expire_after && plan->window_expr == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("expire_after needs a time window"),
+				 errdetail("Only a GROUP BY expression over a time column says how old a group is."),
+				 errhint("Group by a time window such as date_trunc('hour', ts), or leave expire_after out.")));
+
+	if (requested == FLOW_MODE_STREAMING)
+	{
+		if (plan->streaming_refusal)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("the streaming engine cannot run this flow: %s",
+							plan->streaming_refusal),
+					 errhint("Use mode => 'batching' or 'auto'.")));
+		if (eval_interval)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("eval_interval applies to batching flows only"),
+					 errhint("Streaming flows write their sink every flowpg.flush_interval; leave eval_interval out.")));
+		return FLOW_MODE_STREAMING;
+	}
+	if (requested == FLOW_MODE_AUTO && plan->streaming_refusal == NULL &&
+		eval_interval == NULL)
+		return FLOW_MODE_STREAMING;
+
+	/* batching */
+	if (!plan->is_aggregate)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the batching engine cannot run a flow without GROUP BY or aggregates"),
+				 plan->streaming_refusal ?
+				 errdetail("The streaming engine cannot run it either: %s.", plan->streaming_refusal) :
+				 errdetail("The batching engine replaces whole groups of the sink."),
+				 plan->streaming_refusal ? 0 : errhint("Use mode => 'streaming' or 'auto'.")));
+	if (plan->window_expr == NULL && eval_interval == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("a batching flow without a time window needs eval_interval"),
+				 plan->streaming_refusal ?
+				 errdetail("It runs in batching mode because %s, and without a time window every run recomputes the whole result.", plan->streaming_refusal) :
+				 errdetail("Without a time window every run recomputes the whole result."),
+				 errhint("Add a time window to GROUP BY, such as date_trunc('hour', ts), or give eval_interval.")));
+	return FLOW_MODE_BATCHING;
+}
+
+typedef struct ColumnWalkContext
+{
+	List	   *rtables;		/* innermost query level first */
+	FlowColumnVisitor visit;
+	void	   *arg;
+} ColumnWalkContext;
+
+static bool
+column_walker(Node *node, ColumnWalkContext *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+		List	   *rtable = list_nth(context->rtables, var->varlevelsup);
+		RangeTblEntry *rte = rt_fetch(var->varno, rtable);
+
+		return rte->rtekind == RTE_RELATION && context->visit(var, rte, context->arg);
+	}
+	if (IsA(node, Query))
+	{
+		Query	   *query = (Query *) node;
+		bool		found;
+
+		context->rtables = lcons(query->rtable, context->rtables);
+		found = query_tree_walker(query, column_walker, (void *) context, 0);
+		context->rtables = list_delete_first(context->rtables);
+		return found;
+	}
+	return expression_tree_walker(node, column_walker, (void *) context);
+}
+
+bool
+flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg)
+{
+	ColumnWalkContext context = {NIL, visit, arg};
+
+	return column_walker((Node *) query, &context);
+}

@@ -1,0 +1,90 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.h
+ *	  Turning a flow's SELECT into its operator graph.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_PLANNER_H
+#define FLOWPG_PLANNER_H
+
+#include "nodes/parsenodes.h"
+#include "utils/array.h"
+#include "utils/timestamp.h"
+
+typedef enum FlowMode
+{
+	FLOW_MODE_AUTO,
+	FLOW_MODE_STREAMING,
+	FLOW_MODE_BATCHING
+} FlowMode;
+
+typedef struct FlowOutput
+{
+	char	   *name;
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+	bool		is_group_key;
+} FlowOutput;
+
+/*
+ * The operator graph of a flow: source -> filter (jointree quals) ->
+ * group keys / window -> aggregates -> HAVING -> outputs.  Everything is
+ * derived from the analysed Query, which is what the catalog stores.
+ */
+typedef struct FlowPlan
+{
+	Query	   *query;			/* analysed, not rewritten */
+	List	   *source_relids;	/* OIDs of every table read, no duplicates */
+	bool		is_aggregate;	/* GROUP BY or aggregates present */
+	int			noutputs;
+	FlowOutput *outputs;		/* the non-junk target list */
+	List	   *aggregates;		/* Aggref nodes of targetList and HAVING */
+
+	/* the time window, when a GROUP BY expression is one */
+	Expr	   *window_expr;	/* as in the query */
+	int			window_output;	/* its index in outputs */
+	Index		time_varno;		/* range table index of the time column */
+	Oid			time_relid;
+	AttrNumber	time_attno;
+	Oid			time_type;
+	char	   *window_text;	/* deparsed */
+
+	/* why streaming cannot run the query; NULL when it can */
+	char	   *streaming_refusal;
+} FlowPlan;
+
+/* Parses, analyses and validates a flow's query as the current user. */
+extern FlowPlan *flow_plan_query_text(const char *query_text);
+
+/* Rebuilds the graph from a stored (already validated) query tree. */
+extern FlowPlan *flow_plan_query_tree(Query *query);
+
+/* The canonical text of the query: deparsed, every name qualified. */
+extern char *flow_plan_deparse(Query *query, ArrayType *settings);
+
+/*
+ * Picks the engine for the requested mode and checks the intervals; errors
+ * out explaining why when the request cannot be met.
+ */
+extern FlowMode flow_plan_choose_mode(FlowPlan *plan, FlowMode requested,
+									  Interval *expire_after,
+									  Interval *eval_interval);
+
+/* A compiled probe of the flow's window expression (which must exist). */
+struct WindowProbe;
+extern struct WindowProbe *flow_plan_window_probe(FlowPlan *plan);
+
+/*
+ * Calls visit for every Var of the query (at any level) that reads a
+ * column of a table, with that table's range table entry; stops and
+ * returns true as soon as visit does.
+ */
+typedef bool (*FlowColumnVisitor) (Var *var, RangeTblEntry *rte, void *arg);
+extern bool flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg);
+
+extern FlowMode flow_mode_from_name(const char *name);
+extern const char *flow_mode_name(FlowMode mode);
+
+#endif							/* FLOWPG_PLANNER_H */

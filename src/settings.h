@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.h
+ *	  Settings pinned per flow, so every process evaluates it identically.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_SETTINGS_H
+#define FLOWPG_SETTINGS_H
+
+#include "utils/array.h"
+
+/* The current values of the pinned settings, as a text[] of name=value. */
+extern ArrayType *flow_settings_capture(void);
+
+/*
+ * Applies pinned settings until flow_settings_pop; search_path is always
+ * pinned to pg_catalog, pg_temp (stored trees hold OIDs, so only deparsing
+ * and re-planning look names up, and they must not depend on the caller).
+ */
+extern int	flow_settings_push(ArrayType *settings);
+extern void flow_settings_pop(int nestlevel);
+
+#endif							/* FLOWPG_SETTINGS_H */

@@ -1,0 +1,393 @@
+/*-------------------------------------------------------------------------
+ *
+ * sink.c
+ *	  Where the sink is prepared and written: sink tables of flows.
+ *
+ * A missing sink is created with one column per output of the flow's query,
+ * an update_at timestamptz column and a unique index (NULLS NOT DISTINCT,
+ * as GROUP BY puts NULL keys into one group) on the group key columns.  An
+ * existing sink is checked column by column, by name.  The DDL runs as the
+ * calling user, who then owns the sink, and takes every identifier quoted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/acl.h"
+#include "utils/varlena.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+#include "access/stratnum.h"
+
+#include "catalog.h"
+#include "settings.h"
+#include "sink.h"
+#include "window.h"
+
+static char *
+qualified_relation_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/* Runs one statement; the caller is connected to SPI. */
+static void
+run_sql(const char *sql, int nargs, Oid *argtypes, Datum *args, int expected)
+{
+	int			rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "flowpg could not run \"%s\": %s", sql, SPI_result_code_string(rc));
+}
+
+static void
+append_group_columns(StringInfo buf, FlowPlan *plan)
+{
+	bool		first = true;
+
+	for (int i = 0; i < plan->noutputs; i++)
+	{
+		if (!plan->outputs[i].is_group_key)
+			continue;
+		appendStringInfo(buf, "%s%s", first ? "" : ", ",
+						 quote_identifier(plan->outputs[i].name));
+		first = false;
+	}
+}
+
+static bool
+has_group_keys(FlowPlan *plan)
+{
+	for (int i = 0; i < plan->noutputs; i++)
+		if (plan->outputs[i].is_group_key)
+			return true;
+	return false;
+}
+
+static Oid
+create_sink(RangeVar *rv, FlowPlan *plan)
+{
+	StringInfoData sql;
+	Oid			relid;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (",
+					 rv->schemaname ? quote_qualified_identifier(rv->schemaname, rv->relname)
+					 : quote_identifier(rv->relname));
+	for (int i = 0; i < plan->noutputs; i++)
+	{
+		FlowOutput *out = &plan->outputs[i];
+
+		appendStringInfo(&sql, "%s %s", quote_identifier(out->name),
+						 format_type_extended(out->type, out->typmod,
+											  FORMAT_TYPE_TYPEMOD_GIVEN |
+											  FORMAT_TYPE_FORCE_QUALIFY));
+		if (OidIsValid(out->collation) && out->collation != get_typcollation(out->type))
+			appendStringInfo(&sql, " COLLATE %s", generate_collation_name(out->collation));
+		appendStringInfoString(&sql, ", ");
+	}
+	appendStringInfoString(&sql, "update_at timestamp with time zone NOT NULL DEFAULT pg_catalog.now())");
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	run_sql(sql.data, 0, NULL, NULL, SPI_OK_UTILITY);
+	relid = RangeVarGetRelid(rv, NoLock, false);
+
+	if (has_group_keys(plan))
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "CREATE UNIQUE INDEX ON %s (", qualified_relation_name(relid));
+		append_group_columns(&sql, plan);
+		appendStringInfoString(&sql, ") NULLS NOT DISTINCT");
+		run_sql(sql.data, 0, NULL, NULL, SPI_OK_UTILITY);
+	}
+	SPI_finish();
+	return relid;
+}
+
+/* Is there a unique index on exactly the group key columns? */
+static bool
+has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index index;
+		bool		matches;
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		index = (Form_pg_index) GETSTRUCT(tuple);
+		matches = index->indisunique && index->indisvalid &&
+			index->indnkeyatts == nkeys &&
+			heap_attisnull(tuple, Anum_pg_index_indexprs, NULL) &&
+			heap_attisnull(tuple, Anum_pg_index_indpred, NULL);
+		for (int i = 0; matches && i < index->indnkeyatts; i++)
+		{
+			AttrNumber	attno = index->indkey.values[i];
+
+			if (!bms_is_member(attno, keys))
+				matches = false;
+			else if (!index->indnullsnotdistinct &&
+					 !TupleDescAttr(RelationGetDescr(rel), attno - 1)->attnotnull)
+				matches = false;	/* NULL keys would not conflict */
+		}
+		ReleaseSysCache(tuple);
+		if (matches)
+			return true;
+	}
+	return false;
+}
+
+void
+sink_check_columns(Oid sink_relid, FlowPlan *plan)
+{
+	Relation	rel = table_open(sink_relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	const char *relname = RelationGetRelationName(rel);
+	Bitmapset  *keys = NULL;
+	int			nkeys = 0;
+
+	for (int i = 0; i < plan->noutputs; i++)
+	{
+		FlowOutput *out = &plan->outputs[i];
+		Form_pg_attribute attr = NULL;
+
+		for (int a = 0; a < desc->natts; a++)
+		{
+			Form_pg_attribute cand = TupleDescAttr(desc, a);
+
+			if (!cand->attisdropped && strcmp(NameStr(cand->attname), out->name) == 0)
+				attr = cand;
+		}
+		if (attr == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("sink table \"%s\" has no column \"%s\"", relname, out->name),
+					 errdetail("The flow outputs column \"%s\" of type %s.",
+							   out->name, format_type_be(out->type)),
+					 errhint("Add the column to the sink table, or name the output after an existing column.")));
+		if (attr->atttypid != out->type)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
+							out->name, relname, format_type_be(attr->atttypid),
+							format_type_be(out->type)),
+					 errhint("Cast the output column in the flow's query, or change the column's type.")));
+		if (out->is_group_key)
+		{
+			keys = bms_add_member(keys, attr->attnum);
+			nkeys++;
+		}
+	}
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, a);
+		bool		written = false;
+
+		if (attr->attisdropped)
+			continue;
+		if (strcmp(NameStr(attr->attname), "update_at") == 0)
+		{
+			if (attr->atttypid != TIMESTAMPTZOID)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("column \"update_at\" of sink table \"%s\" has type %s, but flowpg writes timestamp with time zone",
+								relname, format_type_be(attr->atttypid))));
+			continue;
+		}
+		for (int i = 0; i < plan->noutputs; i++)
+			if (strcmp(NameStr(attr->attname), plan->outputs[i].name) == 0)
+				written = true;
+		if (!written && attr->attnotnull && !attr->atthasdef &&
+			!attr->attidentity && !attr->attgenerated)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("column \"%s\" of sink table \"%s\" is NOT NULL without a default, and the flow does not write it",
+							NameStr(attr->attname), relname),
+					 errhint("Give the column a default, or drop its NOT NULL constraint.")));
+	}
+	if (nkeys > 0 && !has_group_key_index(rel, plan, keys, nkeys))
+	{
+		StringInfoData cols;
+
+		initStringInfo(&cols);
+		append_group_columns(&cols, plan);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("sink table \"%s\" has no unique index on the group key columns (%s)",
+						relname, cols.data),
+				 errdetail("flowpg writes one row per group and finds it by its keys."),
+				 errhint("Create one: CREATE UNIQUE INDEX ON %s (%s) NULLS NOT DISTINCT;",
+						 qualified_relation_name(sink_relid), cols.data)));
+	}
+	table_close(rel, AccessShareLock);
+}
+
+static void
+check_existing_sink(Oid relid, const char *flow_name, FlowPlan *plan, int64 own_flow_id)
+{
+	char		relkind = get_rel_relkind(relid);
+	const char *relname = get_rel_name(relid);
+	FlowEntry  *other;
+	ListCell   *lc;
+
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("sink \"%s\" is not a table", relname),
+				 errdetail("%s", relkind == RELKIND_VIEW ? "It is a view." :
+						   relkind == RELKIND_MATVIEW ? "It is a materialized view." :
+						   relkind == RELKIND_FOREIGN_TABLE ? "It is a foreign table." :
+						   "A sink must be an ordinary or partitioned table."),
+				 errhint("Name a table, or a name that does not exist yet to have flowpg create the sink.")));
+	if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("sink \"%s\" is a temporary table", relname),
+				 errdetail("Temporary tables are invisible to flowpg's background worker.")));
+	foreach(lc, plan->source_relids)
+		if (lfirst_oid(lc) == relid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("flow \"%s\" cannot write into its own source table \"%s\"",
+							flow_name, relname)));
+	other = catalog_get_by_sink(relid);
+	if (other && other->flow_id != own_flow_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("table \"%s\" is already the sink of flow \"%s\"", relname, other->flow_name),
+				 errdetail("Two flows replacing rows of one table would undo each other's work.")));
+	if (pg_class_aclcheck(relid, GetUserId(),
+						  ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE) != ACLCHECK_OK ||
+		pg_class_aclmask(relid, GetUserId(),
+						 ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE, ACLMASK_ALL) !=
+		(ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for sink table %s", relname),
+				 errdetail("A flow runs as its owner, who needs SELECT, INSERT, UPDATE and DELETE on the sink.")));
+	sink_check_columns(relid, plan);
+}
+
+Oid
+sink_prepare(const char *sink_name, const char *flow_name, FlowPlan *plan,
+			 int64 own_flow_id, bool *created)
+{
+	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(cstring_to_text(sink_name)));
+	Oid			relid = RangeVarGetRelid(rv, ShareRowExclusiveLock, true);
+
+	*created = !OidIsValid(relid);
+	if (*created)
+	{
+		if (rv->relpersistence == RELPERSISTENCE_TEMP ||
+			(rv->schemaname && strcmp(rv->schemaname, "pg_temp") == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a sink cannot be a temporary table")));
+		relid = create_sink(rv, plan);
+		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a sink cannot be a temporary table"),
+					 errdetail("The first schema of search_path is pg_temp."),
+					 errhint("Qualify the sink's name with a schema.")));
+	}
+	else
+		check_existing_sink(relid, flow_name, plan, own_flow_id);
+	return relid;
+}
+
+/* The output column holding the time window, and its value at the cutoff. */
+static void
+add_expiry_filter(FlowPlan *plan, Query *query, Interval *expire_after,
+				  Datum *window_value)
+{
+	WindowProbe *probe = flow_plan_window_probe(plan);
+	int64		cutoff = window_expiry_cutoff(probe, expire_after);
+	Var		   *var = linitial_node(Var, pull_var_clause((Node *) plan->window_expr, 0));
+	TypeCacheEntry *typentry = lookup_type_cache(plan->time_type, TYPECACHE_BTREE_OPFAMILY);
+	Oid			opno = get_opfamily_member(typentry->btree_opf, plan->time_type,
+										   plan->time_type, BTGreaterEqualStrategyNumber);
+	int16		typlen;
+	bool		typbyval;
+	Expr	   *qual;
+
+	get_typlenbyval(plan->time_type, &typlen, &typbyval);
+	qual = make_opclause(opno, BOOLOID, false, (Expr *) copyObject(var),
+						 (Expr *) makeConst(plan->time_type, -1, InvalidOid, typlen,
+											window_ordinal_to_datum(plan->time_type, cutoff),
+											false, typbyval),
+						 InvalidOid, InvalidOid);
+	set_opfuncid((OpExpr *) qual);
+	query->jointree->quals = make_and_qual(query->jointree->quals, (Node *) qual);
+
+	/* the window value of the cutoff, to delete the maintained sink rows */
+	*window_value = window_probe_eval(probe, cutoff);
+}
+
+uint64
+sink_backfill(Oid sink_relid, FlowPlan *plan, ArrayType *settings,
+			  Interval *expire_after)
+{
+	int			nestlevel = flow_settings_push(settings);
+	Query	   *query = copyObject(plan->query);
+	char	   *sink = qualified_relation_name(sink_relid);
+	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
+	StringInfoData sql;
+	Datum		window_value = (Datum) 0;
+	uint64		rows;
+
+	if (expire_after)
+		add_expiry_filter(plan, query, expire_after, &window_value);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* the maintained part of the sink is replaced; expired windows stay */
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s", sink);
+	if (expire_after)
+	{
+		Oid			argtypes[1] = {plan->outputs[plan->window_output].type};
+		Datum		args[1] = {window_value};
+
+		appendStringInfo(&sql, " WHERE %s >= $1",
+						 quote_identifier(plan->outputs[plan->window_output].name));
+		run_sql(sql.data, 1, argtypes, args, SPI_OK_DELETE);
+	}
+	else
+		run_sql(sql.data, 0, NULL, NULL, SPI_OK_DELETE);
+
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (", sink);
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q",
+					 has_update_at ? ", update_at" : "",
+					 has_update_at ? ", pg_catalog.now()" : "",
+					 pg_get_querydef(query, false));
+	run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
+	rows = SPI_processed;
+	SPI_finish();
+	flow_settings_pop(nestlevel);
+	return rows;
+}

@@ -1,0 +1,493 @@
+/*-------------------------------------------------------------------------
+ *
+ * window.c
+ *	  Time windows: find a window's bounds by probing its expression.
+ *
+ * A flow's time window is a GROUP BY expression f(x) over one time (or
+ * integer epoch) column x.  flowpg does not recognise date_trunc, date_bin
+ * or any other function by name: it requires f to be non-decreasing in x
+ * and finds the source range [start, end) of the window holding x by
+ * evaluating f, first with exponentially growing steps and then by binary
+ * search.  Any monotonic expression works, user functions included.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/params.h"
+#include "optimizer/optimizer.h"
+#include "access/xact.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/date.h"
+#include "utils/datetime.h"
+#include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
+
+#include "window.h"
+
+bool
+window_is_time_type(Oid typid)
+{
+	return typid == TIMESTAMPTZOID || typid == TIMESTAMPOID || typid == DATEOID;
+}
+
+bool
+window_is_integer_type(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == INT8OID;
+}
+
+typedef struct ColumnParamContext
+{
+	Index		varno;
+	AttrNumber	attno;
+} ColumnParamContext;
+
+static Node *
+column_param_mutator(Node *node, ColumnParamContext *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+
+		if (var->varlevelsup == 0 && var->varno == context->varno &&
+			var->varattno == context->attno)
+		{
+			Param	   *param = makeNode(Param);
+
+			param->paramkind = PARAM_EXTERN;
+			param->paramid = 1;
+			param->paramtype = var->vartype;
+			param->paramtypmod = var->vartypmod;
+			param->paramcollid = var->varcollid;
+			param->location = -1;
+			return (Node *) param;
+		}
+	}
+	return expression_tree_mutator(node, column_param_mutator, (void *) context);
+}
+
+Expr *
+window_param_for_column(Expr *expr, Index varno, AttrNumber attno)
+{
+	ColumnParamContext context = {varno, attno};
+
+	return (Expr *) column_param_mutator((Node *) copyObject(expr), &context);
+}
+
+/* Ordinal of year-month-day at midnight, in the unit of argtype. */
+static int64
+ordinal_of_date(Oid argtype, int year, int month, int day)
+{
+	int64		days = date2j(year, month, day) - POSTGRES_EPOCH_JDATE;
+
+	return argtype == DATEOID ? days : days * USECS_PER_DAY;
+}
+
+static void
+type_domain(Oid argtype, int64 *min, int64 *max)
+{
+	switch (argtype)
+	{
+		case TIMESTAMPTZOID:
+		case TIMESTAMPOID:
+			*min = MIN_TIMESTAMP;
+			*max = END_TIMESTAMP - 1;
+			break;
+		case DATEOID:
+			*min = DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE;
+			*max = TIMESTAMP_END_JULIAN - POSTGRES_EPOCH_JDATE - 1;
+			break;
+		case INT2OID:
+			*min = PG_INT16_MIN;
+			*max = PG_INT16_MAX;
+			break;
+		case INT4OID:
+			*min = PG_INT32_MIN;
+			*max = PG_INT32_MAX;
+			break;
+		case INT8OID:
+			/* halved so that differences of two ordinals never overflow */
+			*min = PG_INT64_MIN / 2;
+			*max = PG_INT64_MAX / 2;
+			break;
+		default:
+			elog(ERROR, "type %u cannot hold a time window", argtype);
+	}
+}
+
+int64
+window_datum_to_ordinal(Oid argtype, Datum value)
+{
+	switch (argtype)
+	{
+		case TIMESTAMPTZOID:
+		case TIMESTAMPOID:
+			return DatumGetTimestamp(value);
+		case DATEOID:
+			return DatumGetDateADT(value);
+		case INT2OID:
+			return DatumGetInt16(value);
+		case INT4OID:
+			return DatumGetInt32(value);
+		case INT8OID:
+			return DatumGetInt64(value);
+		default:
+			elog(ERROR, "type %u cannot hold a time window", argtype);
+	}
+	return 0;					/* keep compiler quiet */
+}
+
+Datum
+window_ordinal_to_datum(Oid argtype, int64 ordinal)
+{
+	switch (argtype)
+	{
+		case TIMESTAMPTZOID:
+		case TIMESTAMPOID:
+			return TimestampGetDatum(ordinal);
+		case DATEOID:
+			return DateADTGetDatum((DateADT) ordinal);
+		case INT2OID:
+			return Int16GetDatum((int16) ordinal);
+		case INT4OID:
+			return Int32GetDatum((int32) ordinal);
+		case INT8OID:
+			return Int64GetDatum(ordinal);
+		default:
+			elog(ERROR, "type %u cannot hold a time window", argtype);
+	}
+	return (Datum) 0;			/* keep compiler quiet */
+}
+
+WindowProbe *
+window_probe_create(Expr *expr, Oid argtype)
+{
+	WindowProbe *probe = palloc0(sizeof(WindowProbe));
+	TypeCacheEntry *typentry;
+
+	probe->argtype = argtype;
+	type_domain(argtype, &probe->domain_min, &probe->domain_max);
+	probe->expr = expression_planner(expr);
+	probe->resulttype = exprType((Node *) expr);
+	probe->collation = exprCollation((Node *) expr);
+
+	typentry = lookup_type_cache(probe->resulttype, TYPECACHE_CMP_PROC_FINFO);
+	if (!OidIsValid(typentry->cmp_proc_finfo.fn_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("time window type %s has no ordering",
+						format_type_be(probe->resulttype)),
+				 errhint("A time window expression must return a type with a btree ordering, such as timestamptz.")));
+	probe->cmp = &typentry->cmp_proc_finfo;
+
+	probe->params = makeParamList(1);
+	probe->params->numParams = 1;
+	probe->params->params[0].ptype = argtype;
+	probe->params->params[0].pflags = PARAM_FLAG_CONST;
+	probe->params->params[0].isnull = false;
+
+	probe->econtext = CreateStandaloneExprContext();
+	probe->econtext->ecxt_param_list_info = probe->params;
+	probe->state = ExecInitExprWithParams(probe->expr, probe->params);
+	return probe;
+}
+
+static char *
+ordinal_text(WindowProbe *probe, int64 x)
+{
+	Oid			outfunc;
+	bool		isvarlena;
+
+	getTypeOutputInfo(probe->argtype, &outfunc, &isvarlena);
+	return OidOutputFunctionCall(outfunc, window_ordinal_to_datum(probe->argtype, x));
+}
+
+Datum
+window_probe_eval(WindowProbe *probe, int64 x)
+{
+	Datum		result;
+	bool		isnull;
+
+	probe->params->params[0].value = window_ordinal_to_datum(probe->argtype, x);
+	result = ExecEvalExprSwitchContext(probe->state, probe->econtext, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("time window expression returns NULL for %s",
+						ordinal_text(probe, x)),
+				 errhint("A time window must map every non-NULL value of its column to a window.")));
+	return result;
+}
+
+static int
+probe_compare(WindowProbe *probe, Datum a, Datum b)
+{
+	return DatumGetInt32(FunctionCall2Coll(probe->cmp, probe->collation, a, b));
+}
+
+static void
+report_not_monotonic(WindowProbe *probe, const char *exprtext, int64 x1, int64 x2)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+			 exprtext ? errmsg("time window expression %s is not monotonic", exprtext) :
+			 errmsg("time window expression is not monotonic"),
+			 errdetail("It maps %s to a later window than %s.",
+					   ordinal_text(probe, x1), ordinal_text(probe, x2)),
+			 errhint("A time window must be non-decreasing in its column, as date_trunc() and date_bin() are.")));
+}
+
+void
+window_bounds(WindowProbe *probe, int64 x, int64 *start, int64 *end,
+			  bool *end_unbounded)
+{
+	int64		dmin = probe->domain_min;
+	int64		dmax = probe->domain_max;
+	Datum		w;
+	int64		inside;
+	int64		outside;
+	uint64		step;
+	bool		found;
+
+	ResetExprContext(probe->econtext);
+
+	/* Values beyond the probed domain (such as infinity) are windows alone. */
+	if (x < dmin || x > dmax)
+	{
+		*start = x;
+		*end = x;
+		*end_unbounded = true;
+		return;
+	}
+	w = window_probe_eval(probe, x);
+
+	/* start: the smallest value mapped to w; all below map lower */
+	inside = x;
+	found = false;
+	for (step = 1;; step *= 2)
+	{
+		int64		cand = ((uint64) (x - dmin) > step) ? x - (int64) step : dmin;
+		int			c = probe_compare(probe, window_probe_eval(probe, cand), w);
+
+		if (c > 0)
+			report_not_monotonic(probe, NULL, cand, x);
+		if (c < 0)
+		{
+			outside = cand;
+			found = true;
+			break;
+		}
+		inside = cand;
+		if (cand == dmin)
+			break;
+	}
+	if (found)
+	{
+		while (inside - outside > 1)
+		{
+			int64		mid = outside + (inside - outside) / 2;
+
+			if (probe_compare(probe, window_probe_eval(probe, mid), w) < 0)
+				outside = mid;
+			else
+				inside = mid;
+		}
+	}
+	*start = inside;
+
+	/* end: the smallest value mapped above w */
+	inside = x;
+	found = false;
+	for (step = 1; x < dmax; step *= 2)
+	{
+		int64		cand = ((uint64) (dmax - x) > step) ? x + (int64) step : dmax;
+		int			c = probe_compare(probe, window_probe_eval(probe, cand), w);
+
+		if (c < 0)
+			report_not_monotonic(probe, NULL, x, cand);
+		if (c > 0)
+		{
+			outside = cand;
+			found = true;
+			break;
+		}
+		inside = cand;
+		if (cand == dmax)
+			break;
+	}
+	if (found)
+	{
+		while (outside - inside > 1)
+		{
+			int64		mid = inside + (outside - inside) / 2;
+
+			if (probe_compare(probe, window_probe_eval(probe, mid), w) > 0)
+				outside = mid;
+			else
+				inside = mid;
+		}
+		*end = outside;
+	}
+	else
+		*end = dmax;
+	*end_unbounded = !found;
+}
+
+typedef struct ProbeErrorContext
+{
+	WindowProbe *probe;
+	const char *exprtext;
+	int64		x;
+} ProbeErrorContext;
+
+static void
+probe_error_callback(void *arg)
+{
+	ProbeErrorContext *ctx = (ProbeErrorContext *) arg;
+
+	errcontext("checking time window expression %s at %s",
+			   ctx->exprtext, ordinal_text(ctx->probe, ctx->x));
+}
+
+static int
+compare_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+void
+window_check_monotonic(WindowProbe *probe, const char *exprtext,
+					   int64 lo, int64 hi)
+{
+	/* Offsets near each base point, catching periodic expressions. */
+	static const int64 usec_offsets[] = {
+		0, 1, 2, 999, 1000, 999999, 1000000, 59999999, 60000000,
+		3599999999, 3600000000, 86399999999, 86400000000
+	};
+	static const int64 unit_offsets[] = {
+		0, 1, 2, 6, 7, 27, 28, 30, 31, 59, 60, 99, 100, 365, 366, 999, 1000,
+		3599, 3600, 86399, 86400
+	};
+	const int	nbase = 97;
+	const int64 *offsets;
+	int			noffsets;
+	int64	   *points;
+	int			npoints = 0;
+	ProbeErrorContext ctx;
+	ErrorContextCallback callback;
+	Datum		prev = (Datum) 0;
+	int64		prevx = 0;
+
+	if (probe->argtype == TIMESTAMPTZOID || probe->argtype == TIMESTAMPOID)
+	{
+		offsets = usec_offsets;
+		noffsets = lengthof(usec_offsets);
+	}
+	else
+	{
+		offsets = unit_offsets;
+		noffsets = lengthof(unit_offsets);
+	}
+	if (lo > hi)
+	{
+		if (window_is_time_type(probe->argtype))
+		{
+			lo = ordinal_of_date(probe->argtype, 1970, 1, 1);
+			hi = ordinal_of_date(probe->argtype, 2100, 1, 1);
+		}
+		else
+		{
+			lo = 0;
+			hi = Min(probe->domain_max, (int64) 4000000000);
+		}
+	}
+	lo = Max(lo, probe->domain_min);
+	hi = Min(hi, probe->domain_max);
+
+	points = palloc(sizeof(int64) * nbase * noffsets);
+	for (int i = 0; i < nbase; i++)
+	{
+		/* irregular spacing, so no period of the expression lines up */
+		int64		base = lo + (int64) ((double) (hi - lo) * (i * 0.010309 + (i % 7) * 0.000137));
+
+		for (int j = 0; j < noffsets; j++)
+		{
+			int64		p = base + offsets[j];
+
+			if (p >= lo && p <= hi)
+				points[npoints++] = p;
+		}
+	}
+	qsort(points, npoints, sizeof(int64), compare_int64);
+
+	ctx.probe = probe;
+	ctx.exprtext = exprtext;
+	callback.callback = probe_error_callback;
+	callback.arg = &ctx;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+
+	for (int i = 0; i < npoints; i++)
+	{
+		Datum		cur;
+
+		if (i > 0 && points[i] == points[i - 1])
+			continue;
+		ctx.x = points[i];
+		cur = window_probe_eval(probe, points[i]);
+		if (i > 0 && probe_compare(probe, prev, cur) > 0)
+		{
+			error_context_stack = callback.previous;
+			report_not_monotonic(probe, exprtext, prevx, points[i]);
+		}
+		/* keep the previous result alive across the context reset */
+		if ((i & 63) == 0)
+		{
+			int16		typlen;
+			bool		typbyval;
+
+			get_typlenbyval(probe->resulttype, &typlen, &typbyval);
+			cur = datumCopy(cur, typbyval, typlen);
+			ResetExprContext(probe->econtext);
+		}
+		prev = cur;
+		prevx = points[i];
+	}
+	error_context_stack = callback.previous;
+	pfree(points);
+}
+
+int64
+window_expiry_cutoff(WindowProbe *probe, Interval *expire_after)
+{
+	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	Datum		limit = DirectFunctionCall2(timestamptz_mi_interval, now,
+											IntervalPGetDatum(expire_after));
+	int64		start;
+	int64		end;
+	bool		unbounded;
+
+	/* timestamp and date columns hold local time: convert in the pinned zone */
+	if (probe->argtype == TIMESTAMPOID)
+		limit = DirectFunctionCall1(timestamptz_timestamp, limit);
+	else if (probe->argtype == DATEOID)
+		limit = DirectFunctionCall1(timestamptz_date, limit);
+	else if (probe->argtype != TIMESTAMPTZOID)
+		elog(ERROR, "expire_after needs a window over a time column");
+
+	window_bounds(probe, window_datum_to_ordinal(probe->argtype, limit),
+				  &start, &end, &unbounded);
+	return start;
+}

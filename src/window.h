@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * window.h
+ *	  Time windows: probing a monotonic window expression for its bounds.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_WINDOW_H
+#define FLOWPG_WINDOW_H
+
+#include "nodes/execnodes.h"
+#include "nodes/primnodes.h"
+#include "utils/timestamp.h"
+
+/*
+ * A window expression f(x) over one source column x, compiled for repeated
+ * evaluation.  Values of x are handled as int64 "ordinals" in the column's
+ * own unit (microseconds for timestamps, days for dates, integers as is).
+ */
+typedef struct WindowProbe
+{
+	Expr	   *expr;			/* f with x as PARAM_EXTERN $1 */
+	Oid			argtype;		/* type of x */
+	int64		domain_min;		/* ordinals probed stay in this range */
+	int64		domain_max;
+	Oid			resulttype;
+	Oid			collation;
+	FmgrInfo   *cmp;			/* btree comparison of f's result type */
+	ExprState  *state;
+	ExprContext *econtext;
+	ParamListInfo params;
+} WindowProbe;
+
+/* True for the column types a time window can be over. */
+extern bool window_is_time_type(Oid typid);
+extern bool window_is_integer_type(Oid typid);
+
+/* Replace every Var (varno, attno) in expr by the probe parameter $1. */
+extern Expr *window_param_for_column(Expr *expr, Index varno, AttrNumber attno);
+
+/* Compile a probe; expr refers to the column as $1 of type argtype. */
+extern WindowProbe *window_probe_create(Expr *expr, Oid argtype);
+
+/* f(x); the result lives until the probe's next window_bounds call. */
+extern Datum window_probe_eval(WindowProbe *probe, int64 x);
+
+extern int64 window_datum_to_ordinal(Oid argtype, Datum value);
+extern Datum window_ordinal_to_datum(Oid argtype, int64 ordinal);
+
+/*
+ * The window of x: [*start, *end) holds exactly the ordinals that f maps to
+ * f(x).  *end_unbounded is set when no larger value leaves the window.
+ */
+extern void window_bounds(WindowProbe *probe, int64 x, int64 *start,
+						  int64 *end, bool *end_unbounded);
+
+/*
+ * Checks that f is non-decreasing and never NULL over sample points spread
+ * across [lo, hi] (or a default range for the type when lo > hi); errors
+ * out naming the first pair of values where it is not.
+ */
+extern void window_check_monotonic(WindowProbe *probe, const char *exprtext,
+								   int64 lo, int64 hi);
+
+/*
+ * The start of the window holding now() - expire_after: windows from there
+ * on are maintained, older ones are expired.  Evaluate under the flow's
+ * pinned settings.
+ */
+extern int64 window_expiry_cutoff(WindowProbe *probe, Interval *expire_after);
+
+#endif							/* FLOWPG_WINDOW_H */
