@@ -1,4 +1,7 @@
 -- create_flow, the flows view, sink creation, replace and drop.
+-- Stable output: UTC, ISO dates.
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
 
 -- A streaming-capable query: auto picks streaming.
 SELECT flowpg.create_flow('per_minute', 'metrics_per_minute',

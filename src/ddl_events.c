@@ -163,13 +163,19 @@ revalidate_flow(FlowEntry *entry, Query *query, Oid relid)
 	ErrorContextCallback callback;
 
 	if (flow_plan_walk_columns(query, column_changed, &check))
+	{
+		char	   *colname = get_attname(check.rte->relid, check.var->varattno, true);
+
+		/* a dropped column is named by the flow's own record of it */
+		if (colname == NULL || get_attnum(check.rte->relid, colname) == InvalidAttrNumber)
+			colname = strVal(list_nth(check.rte->eref->colnames, check.var->varattno - 1));
 		ereport(ERROR,
 				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 				 errmsg("cannot drop or change the type of column \"%s\" of table %s because flow \"%s\" reads it",
-						strVal(list_nth(check.rte->eref->colnames, check.var->varattno - 1)),
-						get_rel_name(check.rte->relid), entry->flow_name),
+						colname, get_rel_name(check.rte->relid), entry->flow_name),
 				 errhint("Drop the flow first with flowpg.drop_flow('%s'), or replace it with a query that does not use the column.",
 						 entry->flow_name)));
+	}
 	if (entry->sink_relid == relid)
 	{
 		callback.callback = flow_context_callback;

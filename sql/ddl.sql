@@ -1,0 +1,65 @@
+-- DDL on the tables of a flow: renames are followed, changes that would
+-- break a flow are refused, and dropping a table drops its flows.
+-- Stable output: UTC, ISO dates.
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
+
+CREATE SCHEMA shop;
+CREATE TABLE shop.orders (placed timestamptz, customer int, amount numeric, note text);
+INSERT INTO shop.orders
+SELECT '2024-06-01 00:00+00'::timestamptz + i * interval '11 minutes', i % 7, i * 1.5, 'n'
+FROM generate_series(0, 299) i;
+SELECT flowpg.create_flow('hourly_sales', 'shop.hourly_sales',
+  $$SELECT customer, date_trunc('hour', placed) AS hour, sum(amount) AS revenue
+	  FROM shop.orders GROUP BY 1, 2$$) > 0 AS created;
+
+-- Renaming the source, its columns, the sink and the schema keeps the flow,
+-- and its definition shows the new names.
+ALTER TABLE shop.orders RENAME TO purchases;
+ALTER TABLE shop.purchases RENAME COLUMN placed TO placed_at;
+ALTER TABLE shop.purchases RENAME COLUMN customer TO customer_id;
+ALTER TABLE shop.hourly_sales RENAME TO sales_per_hour;
+ALTER SCHEMA shop RENAME TO store;
+SELECT source_tables, sink_table, time_column, flow_definition
+  FROM flowpg.flows WHERE flow_name = 'hourly_sales';
+-- The canonical text kept in the catalog (what pg_dump saves) follows too.
+SELECT query FROM flowpg.flow WHERE flow_name = 'hourly_sales';
+SELECT flow_mismatches('hourly_sales') AS mismatches;
+
+-- Columns the flow does not use can change freely.
+ALTER TABLE store.purchases DROP COLUMN note;
+ALTER TABLE store.purchases ADD COLUMN channel text;
+ALTER TABLE store.sales_per_hour ADD COLUMN remark text;
+
+-- Columns it reads or writes cannot be dropped or retyped.
+ALTER TABLE store.purchases DROP COLUMN amount;
+ALTER TABLE store.purchases ALTER COLUMN customer_id TYPE bigint;
+ALTER TABLE store.sales_per_hour DROP COLUMN revenue;
+ALTER TABLE store.sales_per_hour ALTER COLUMN revenue TYPE float8;
+ALTER TABLE store.sales_per_hour RENAME COLUMN revenue TO income;
+SELECT attname FROM pg_attribute WHERE attrelid = 'store.purchases'::regclass
+   AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+
+-- Dropping the sink drops the flow (with a notice), like a table's triggers.
+SELECT flowpg.create_flow('daily_sales', 'store.daily_sales',
+  $$SELECT date_trunc('day', placed_at) AS day, count(*) AS n FROM store.purchases GROUP BY 1$$) > 0 AS created;
+SET client_min_messages = notice;
+DROP TABLE store.daily_sales;
+SELECT count(*) FROM flowpg.flows WHERE flow_name = 'daily_sales';
+
+-- Dropping the source drops every flow that reads it; sinks stay.
+SELECT flowpg.create_flow('daily_sales', 'store.daily_sales',
+  $$SELECT date_trunc('day', placed_at) AS day, count(*) AS n FROM store.purchases GROUP BY 1$$) > 0 AS created;
+DROP TABLE store.purchases;
+RESET client_min_messages;
+SELECT count(*) FROM flowpg.flows WHERE flow_name IN ('daily_sales', 'hourly_sales');
+SELECT to_regclass('store.sales_per_hour') IS NOT NULL AS sink_kept;
+
+-- A flow can be created again on a new table of the same name.
+CREATE TABLE store.purchases (placed_at timestamptz, amount numeric);
+SELECT flowpg.create_flow('daily_sales', 'store.daily_sales2',
+  $$SELECT date_trunc('day', placed_at) AS day, count(*) AS n FROM store.purchases GROUP BY 1$$) > 0 AS created;
+SET client_min_messages = warning;
+DROP SCHEMA store CASCADE;
+RESET client_min_messages;
+SELECT count(*) FROM flowpg.flows WHERE flow_name = 'daily_sales';
