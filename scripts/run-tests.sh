@@ -33,10 +33,12 @@ PG_REGRESS="$PGXS_ROOT/src/test/regress/pg_regress"
 PG_ISOLATION_REGRESS="$PGXS_ROOT/src/test/isolation/pg_isolation_regress"
 PG_PERL_LIB="$PGXS_ROOT/src/test/perl"
 
-# Per-suite time limits (seconds); the whole run must stay well under 10 minutes.
+# Time limits (seconds): per suite (per file for TAP), and for the whole run,
+# which must stay well under 10 minutes.
 REGRESS_TIMEOUT=${FLOWPG_REGRESS_TIMEOUT:-240}
 ISOLATION_TIMEOUT=${FLOWPG_ISOLATION_TIMEOUT:-150}
-TAP_TIMEOUT=${FLOWPG_TAP_TIMEOUT:-120}        # per TAP file
+TAP_TIMEOUT=${FLOWPG_TAP_TIMEOUT:-120}
+TOTAL_BUDGET=${FLOWPG_TEST_BUDGET:-480}
 
 ###############################################################################
 # Outer part: make the private copy and re-run this script inside it.
@@ -91,6 +93,22 @@ PASSED=0
 FAILED=0
 FAILED_NAMES=()
 
+# limit_for LIMIT: LIMIT, or what is left of the whole run's budget if less.
+limit_for() {
+    local left=$(( TOTAL_BUDGET - SECONDS ))
+    if [ "$left" -lt "$1" ]; then echo "$left"; else echo "$1"; fi
+}
+# out_of_time WHAT: when the budget is spent, count WHAT as failed.
+out_of_time() {
+    if [ "$(limit_for 10)" -lt 10 ]; then
+        echo "== $1: not run, the ${TOTAL_BUDGET}s budget of the whole run is spent"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("$1 (not run: time budget spent)")
+        return 0
+    fi
+    return 1
+}
+
 # Stop any server a killed or crashed suite left behind in the copy.
 stop_leftover_servers() {
     local pidfile
@@ -105,8 +123,8 @@ trap 'exit 143' TERM
 # A port that nothing listens on (pg_regress's temporary instances only use
 # a private Unix socket directory, but let the ports differ between runs anyway).
 pick_port() {
-    local p i
-    for i in $(seq 1 50); do
+    local p _
+    for _ in $(seq 1 50); do
         p=$(( (RANDOM * 32768 + RANDOM + $$) % 20000 + 40000 ))
         [ -e "/tmp/.s.PGSQL.$p" ] && continue
         [ -e "/var/run/postgresql/.s.PGSQL.$p" ] && continue
@@ -172,8 +190,8 @@ count_pg_regress() {
     while IFS= read -r name; do
         FAILED_NAMES+=("$suite/$name")
     done < <(sed -nE 's/^(test |     )?[[:space:]]*([^[:space:]]+)[[:space:]]+\.\.\. FAILED.*/\2/p' "$log")
-    if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
-        bad=1
+    if [ "$rc" -ne 0 ] && { [ "$bad" -eq 0 ] || [ -n "${4:-}" ]; }; then
+        bad=$((bad + 1))
         FAILED_NAMES+=("$suite (exit status $rc${4:+, $4})")
     fi
     PASSED=$((PASSED + ok))
@@ -225,17 +243,19 @@ installed_check() {
 }
 
 run_regress() {
-    local tests=() rc=0 port
+    local tests=() rc=0 port limit
     mapfile -t tests < <(list_tests sql .sql regress)
     if [ "${#tests[@]}" -eq 0 ]; then
         echo "== regress: no tests (sql/*.sql)"
         return
     fi
+    out_of_time regress && return
+    limit=$(limit_for "$REGRESS_TIMEOUT")
     port=$(pick_port)
     echo "== regress: ${#tests[@]} tests, temporary instance on port $port"
     ensure_expected expected "${tests[@]}"
     rm -rf tmp_check results regression.diffs regression.out
-    timeout --kill-after=15 "$REGRESS_TIMEOUT" \
+    timeout --kill-after=15 "$limit" \
         "$PG_REGRESS" \
             --temp-instance=./tmp_check \
             --temp-config=test/flowpg.conf \
@@ -247,7 +267,7 @@ run_regress() {
             "${tests[@]}" > regress.log 2>&1 || rc=$?
     cat regress.log
     local why=""
-    [ "$rc" -eq 124 ] && why="timed out after ${REGRESS_TIMEOUT}s"
+    [ "$rc" -eq 124 ] && why="timed out after ${limit}s"
     count_pg_regress regress regress.log "$rc" "$why"
     if [ "$rc" -ne 0 ]; then
         if [ -s regression.diffs ]; then
@@ -260,12 +280,14 @@ run_regress() {
 }
 
 run_isolation() {
-    local tests=() rc=0 port
+    local tests=() rc=0 port limit
     mapfile -t tests < <(list_tests test/isolation/specs .spec isolation)
     if [ "${#tests[@]}" -eq 0 ]; then
         echo "== isolation: no specs (test/isolation/specs/*.spec)"
         return
     fi
+    out_of_time isolation && return
+    limit=$(limit_for "$ISOLATION_TIMEOUT")
     port=$(pick_port)
     echo "== isolation: ${#tests[@]} specs, temporary instance on port $port"
     ensure_expected test/isolation/expected "${tests[@]}"
@@ -273,7 +295,7 @@ run_isolation() {
     mkdir -p output_iso
     # isolationtester gives up on a blocked step after 2 * PG_TEST_TIMEOUT_DEFAULT s.
     PG_TEST_TIMEOUT_DEFAULT=${PG_TEST_TIMEOUT_DEFAULT:-30} \
-    timeout --kill-after=15 "$ISOLATION_TIMEOUT" \
+    timeout --kill-after=15 "$limit" \
         "$PG_ISOLATION_REGRESS" \
             --temp-instance=./tmp_check_iso \
             --temp-config=test/flowpg.conf \
@@ -285,7 +307,7 @@ run_isolation() {
             "${tests[@]}" > isolation.log 2>&1 || rc=$?
     cat isolation.log
     local why=""
-    [ "$rc" -eq 124 ] && why="timed out after ${ISOLATION_TIMEOUT}s"
+    [ "$rc" -eq 124 ] && why="timed out after ${limit}s"
     count_pg_regress isolation isolation.log "$rc" "$why"
     if [ "$rc" -ne 0 ]; then
         if [ -s output_iso/regression.diffs ]; then
@@ -298,29 +320,37 @@ run_isolation() {
 }
 
 run_tap() {
-    local tests=() name rc ok=0 bad=0 log
+    local tests=() name rc ok=0 bad=0 log limit
     mapfile -t tests < <(list_tests test/t .pl tap)
     if [ "${#tests[@]}" -eq 0 ]; then
         echo "== tap: no tests (test/t/*.pl)"
         return
     fi
     echo "== tap: ${#tests[@]} test files"
-    rm -rf test/tmp_check
+    rm -rf test/tmp_check tap_tmp
+    # The nodes' socket directories (PostgreSQL::Test::Utils::tempdir_short,
+    # kept when a test fails) go inside the copy instead of littering /tmp.
+    mkdir -p tap_tmp
     for name in "${tests[@]}"; do
         rc=0
+        if out_of_time "tap/$name"; then
+            continue
+        fi
+        limit=$(limit_for "$TAP_TIMEOUT")
         ( cd test &&
           PATH="$BINDIR:$PATH" \
           PG_REGRESS="$PG_REGRESS" \
           TESTDIR="$WORK/test" \
+          TMPDIR="$WORK/tap_tmp" \
           PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-60}" \
-          timeout --kill-after=15 "$TAP_TIMEOUT" \
+          timeout --kill-after=15 "$limit" \
               prove -I "$PG_PERL_LIB" -I "$WORK/test/t" "t/$name.pl" 2>&1 ) || rc=$?
         if [ "$rc" -eq 0 ]; then
             ok=$((ok + 1))
         else
             bad=$((bad + 1))
             if [ "$rc" -eq 124 ]; then
-                FAILED_NAMES+=("tap/$name (timed out after ${TAP_TIMEOUT}s)")
+                FAILED_NAMES+=("tap/$name (timed out after ${limit}s)")
             else
                 FAILED_NAMES+=("tap/$name")
             fi

@@ -165,7 +165,11 @@ catalog_select(const char *where, int nargs, Oid *argtypes, Datum *args)
 	int			rc;
 
 	catalog_begin(&access);
-	rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, true, 0);
+	/*
+	 * Not read-only, so that SPI takes a new snapshot: after waiting for the
+	 * DDL lock, a flow committed or dropped meanwhile must be seen.
+	 */
+	rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "reading flowpg.flow failed: %s", SPI_result_code_string(rc));
 	for (uint64 i = 0; i < SPI_processed; i++)

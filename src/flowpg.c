@@ -38,7 +38,14 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	loaded_at_startup = process_shared_preload_libraries_in_progress;
+	/*
+	 * Loaded by CREATE EXTENSION or a function call in a server that did not
+	 * preload flowpg: the SQL objects work, flows are refused (see
+	 * flowpg_require_preload), and no server-level settings may be defined.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	loaded_at_startup = true;
 
 	DefineCustomBoolVariable("flowpg.enabled",
 							 "Runs flows; when off, changes are still captured but nothing is refreshed.",
