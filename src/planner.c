@@ -405,13 +405,36 @@ flow_plan_window_probe(FlowPlan *plan)
 							   plan->time_type);
 }
 
-static char *
-aggregate_refusal(Aggref *aggref)
+static FlowAggregate *
+lookup_aggregate(Aggref *aggref)
 {
-	HeapTuple	tuple;
-	Form_pg_aggregate agg;
+	FlowAggregate *agg = palloc0(sizeof(FlowAggregate));
+	HeapTuple	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+	Form_pg_aggregate form;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for aggregate %u", aggref->aggfnoid);
+	form = (Form_pg_aggregate) GETSTRUCT(tuple);
+	agg->aggref = aggref;
+	agg->transfn = form->aggtransfn;
+	agg->finalfn = form->aggfinalfn;
+	agg->combinefn = form->aggcombinefn;
+	agg->serialfn = form->aggserialfn;
+	agg->deserialfn = form->aggdeserialfn;
+	agg->transtype = form->aggtranstype;
+	agg->mtransfn = form->aggmtransfn;
+	agg->minvtransfn = form->aggminvtransfn;
+	agg->mfinalfn = form->aggmfinalfn;
+	agg->mtranstype = form->aggmtranstype;
+	ReleaseSysCache(tuple);
+	return agg;
+}
+
+static char *
+aggregate_refusal(FlowAggregate *agg)
+{
+	Aggref	   *aggref = agg->aggref;
 	char	   *name = format_procedure(aggref->aggfnoid);
-	char	   *reason = NULL;
 
 	if (aggref->aggkind != AGGKIND_NORMAL)
 		return psprintf("ordered-set aggregate %s cannot be computed incrementally", name);
@@ -419,18 +442,12 @@ aggregate_refusal(Aggref *aggref)
 		return psprintf("aggregate %s with DISTINCT cannot be combined across transactions", name);
 	if (aggref->aggorder != NIL)
 		return psprintf("aggregate %s with ORDER BY cannot be combined across transactions", name);
-
-	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for aggregate %u", aggref->aggfnoid);
-	agg = (Form_pg_aggregate) GETSTRUCT(tuple);
-	if (!OidIsValid(agg->aggcombinefn))
-		reason = psprintf("aggregate %s has no combine function", name);
-	else if (agg->aggtranstype == INTERNALOID &&
-			 (!OidIsValid(agg->aggserialfn) || !OidIsValid(agg->aggdeserialfn)))
-		reason = psprintf("aggregate %s has no serialization functions", name);
-	ReleaseSysCache(tuple);
-	return reason;
+	if (!OidIsValid(agg->combinefn))
+		return psprintf("aggregate %s has no combine function", name);
+	if (agg->transtype == INTERNALOID &&
+		(!OidIsValid(agg->serialfn) || !OidIsValid(agg->deserialfn)))
+		return psprintf("aggregate %s has no serialization functions", name);
+	return NULL;
 }
 
 static void
@@ -449,7 +466,7 @@ plan_streaming(FlowPlan *plan)
 		return;
 	foreach(lc, plan->aggregates)
 	{
-		plan->streaming_refusal = aggregate_refusal(lfirst_node(Aggref, lc));
+		plan->streaming_refusal = aggregate_refusal((FlowAggregate *) lfirst(lc));
 		if (plan->streaming_refusal)
 			return;
 	}
@@ -460,6 +477,7 @@ plan_from_query(Query *query, bool verify_window)
 {
 	FlowPlan   *plan = palloc0(sizeof(FlowPlan));
 	RelationWalkContext walk = {NIL};
+	List	   *aggrefs = NIL;
 	ListCell   *lc;
 
 	plan->query = query;
@@ -489,8 +507,11 @@ plan_from_query(Query *query, bool verify_window)
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("a flow's query must read at least one table")));
 
-	(void) aggref_walker((Node *) query->targetList, &plan->aggregates);
-	(void) aggref_walker(query->havingQual, &plan->aggregates);
+	(void) aggref_walker((Node *) query->targetList, &aggrefs);
+	(void) aggref_walker(query->havingQual, &aggrefs);
+	foreach(lc, aggrefs)
+		plan->aggregates = lappend(plan->aggregates,
+								   lookup_aggregate(lfirst_node(Aggref, lc)));
 	plan->is_aggregate = query->hasAggs || query->groupClause != NIL;
 
 	plan_outputs(plan);

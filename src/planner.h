@@ -28,6 +28,23 @@ typedef struct FlowOutput
 	bool		is_group_key;
 } FlowOutput;
 
+/* An aggregate call of the flow and its support functions from pg_aggregate. */
+typedef struct FlowAggregate
+{
+	Aggref	   *aggref;
+	Oid			transfn;
+	Oid			finalfn;		/* InvalidOid when none */
+	Oid			combinefn;		/* partial states merge: streaming needs it */
+	Oid			serialfn;		/* internal states cross processes with these */
+	Oid			deserialfn;
+	Oid			transtype;
+	/* the moving-aggregate variant, whose inverse undoes a row (deletes) */
+	Oid			mtransfn;		/* InvalidOid when the aggregate has none */
+	Oid			minvtransfn;
+	Oid			mfinalfn;
+	Oid			mtranstype;
+} FlowAggregate;
+
 /*
  * The operator graph of a flow: source -> filter (jointree quals) ->
  * group keys / window -> aggregates -> HAVING -> outputs.  Everything is
@@ -40,7 +57,8 @@ typedef struct FlowPlan
 	bool		is_aggregate;	/* GROUP BY or aggregates present */
 	int			noutputs;
 	FlowOutput *outputs;		/* the non-junk target list */
-	List	   *aggregates;		/* Aggref nodes of targetList and HAVING */
+	List	   *aggregates;		/* FlowAggregate of each Aggref in the target
+								 * list and HAVING */
 
 	/* the time window, when a GROUP BY expression is one */
 	Expr	   *window_expr;	/* as in the query */
