@@ -16,7 +16,11 @@ OBJS = \
 	src/catalog.o \
 	src/sink.o \
 	src/flow_api.o \
-	src/ddl_events.o
+	src/ddl_events.o \
+	src/capture.o \
+	src/batch.o \
+	src/stats.o \
+	src/worker.o
 DATA = flowpg--0.1.sql
 PG_CPPFLAGS = -I$(srcdir)/src
 

@@ -38,6 +38,46 @@ SELECT pg_catalog.pg_extension_config_dump('flowpg.flow', '');
 SELECT pg_catalog.pg_extension_config_dump('flowpg.flow_id_seq', '');
 
 REVOKE ALL ON flowpg.flow, flowpg.flow_id_seq FROM PUBLIC;
+/*
+ * The dirty log: ranges of time-column values (as int64 ordinals: µs for
+ * timestamps, days for dates, integers as they are) changed by committed
+ * transactions and not yet recomputed.  lo/hi NULL: the whole flow.
+ * Written by the capture triggers with simple_heap_insert, so writers need
+ * no rights on it; no index, so that writing it stays cheap.
+ */
+CREATE TABLE flowpg.dirty_log (
+	flow_id			bigint NOT NULL,
+	lo				bigint,
+	hi				bigint,
+	nrows			bigint NOT NULL,
+	logged_at		timestamptz NOT NULL
+);
+SELECT pg_catalog.pg_extension_config_dump('flowpg.dirty_log', '');
+
+/* Counters and schedule of each flow's runs. */
+CREATE TABLE flowpg.flow_run (
+	flow_id			bigint PRIMARY KEY,
+	runs			bigint NOT NULL DEFAULT 0,
+	failures		bigint NOT NULL DEFAULT 0,
+	consecutive_failures int NOT NULL DEFAULT 0,
+	rows_in			bigint NOT NULL DEFAULT 0,
+	rows_out		bigint NOT NULL DEFAULT 0,
+	last_run_at		timestamptz,
+	last_run_duration interval,
+	next_run_at		timestamptz
+);
+
+/* The most recent errors of each flow. */
+CREATE TABLE flowpg.flow_error (
+	flow_id			bigint NOT NULL,
+	at				timestamptz NOT NULL,
+	sqlstate		text NOT NULL,
+	message			text NOT NULL,
+	detail			text
+);
+
+REVOKE ALL ON flowpg.dirty_log, flowpg.flow_run, flowpg.flow_error FROM PUBLIC;
+
 
 /* The API. */
 CREATE FUNCTION flowpg.create_flow(
@@ -59,6 +99,29 @@ CREATE FUNCTION flowpg.drop_flow(flow_name text, if_exists boolean DEFAULT false
 RETURNS void
 AS 'MODULE_PATHNAME', 'flowpg_drop_flow'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+/*
+ * flush_flow: returns once every change committed before the call is in the
+ * sink (the refresh runs in the calling session), with the rows written.
+ */
+CREATE FUNCTION flowpg.flush_flow(flow_name text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flowpg_flush_flow'
+LANGUAGE C STRICT VOLATILE;
+
+/* refresh_flow: recomputes the windows meeting [window_start, window_end). */
+CREATE FUNCTION flowpg.refresh_flow(flow_name text,
+									window_start timestamptz DEFAULT NULL,
+									window_end timestamptz DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flowpg_refresh_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+/* The capture trigger function of source tables (see capture.c). */
+CREATE FUNCTION flowpg._capture()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flowpg_capture'
+LANGUAGE C;
 
 /*
  * window_bounds: the window [window_start, window_end) of source values that
@@ -120,8 +183,39 @@ CROSS JOIN LATERAL flowpg._deparse_query(f.query_tree, f.settings) AS q(query)
 LEFT JOIN pg_catalog.pg_attribute a
 	   ON a.attrelid = f.time_table AND a.attnum = f.time_column;
 
+/* flowpg.flow_stats: what each flow did and what it has pending. */
+CREATE VIEW flowpg.flow_stats AS
+SELECT f.flow_id,
+	   f.flow_name,
+	   f.mode,
+	   f.state,
+	   coalesce(r.rows_in, 0) AS rows_in,
+	   coalesce(r.rows_out, 0) AS rows_out,
+	   coalesce(r.runs, 0) AS runs,
+	   coalesce(r.failures, 0) AS failures,
+	   r.last_run_at,
+	   r.last_run_duration,
+	   r.next_run_at,
+	   coalesce(d.pending, 0) AS pending,
+	   d.pending_rows,
+	   CASE WHEN d.oldest IS NULL THEN interval '0'
+			ELSE pg_catalog.clock_timestamp() - d.oldest END AS lag,
+	   NULL::bigint AS state_groups,
+	   NULL::bigint AS state_bytes
+FROM flowpg.flow f
+LEFT JOIN flowpg.flow_run r USING (flow_id)
+LEFT JOIN (SELECT flow_id, count(*) AS pending, sum(nrows) AS pending_rows,
+				  min(logged_at) AS oldest
+			 FROM flowpg.dirty_log GROUP BY flow_id) d USING (flow_id);
+
+/* flowpg.flow_errors: the most recent errors of each flow. */
+CREATE VIEW flowpg.flow_errors AS
+SELECT e.flow_id, f.flow_name, e.at, e.sqlstate, e.message, e.detail
+FROM flowpg.flow_error e
+JOIN flowpg.flow f USING (flow_id);
+
 GRANT USAGE ON SCHEMA flowpg TO PUBLIC;
-GRANT SELECT ON flowpg.flows TO PUBLIC;
+GRANT SELECT ON flowpg.flows, flowpg.flow_stats, flowpg.flow_errors TO PUBLIC;
 
 /*
  * Keep flows consistent with DDL on their tables: dropping a source or sink

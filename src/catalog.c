@@ -22,6 +22,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/inval.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
@@ -42,7 +43,7 @@ typedef struct CatalogAccess
 	MemoryContext caller_context;
 } CatalogAccess;
 
-static Oid
+Oid
 catalog_relid(void)
 {
 	Oid			relid = get_relname_relid("flow", get_namespace_oid("flowpg", false));
@@ -94,6 +95,49 @@ catalog_end(CatalogAccess *access)
 {
 	SPI_finish();
 	SetUserIdAndSecContext(access->save_userid, access->save_sec_context);
+}
+
+/*
+ * After a write: backends caching flows (capture.c) drop their caches when
+ * this commits, at the latest when they next lock a source table.
+ */
+static void
+catalog_changed(void)
+{
+	CacheInvalidateRelcacheByRelid(catalog_relid());
+}
+
+static CatalogAccess open_query_access;
+static bool open_query = false;
+
+void
+catalog_query_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
+						 const char *nulls)
+{
+	int			rc;
+
+	Assert(!open_query);
+	catalog_begin(&open_query_access);
+	open_query = true;
+	rc = SPI_execute_with_args(sql, nargs, argtypes, args, nulls, false, 0);
+	if (rc < 0)
+		elog(ERROR, "flowpg could not run \"%s\": %s", sql, SPI_result_code_string(rc));
+}
+
+void
+catalog_query_privileged_end(void)
+{
+	Assert(open_query);
+	open_query = false;
+	catalog_end(&open_query_access);
+}
+
+void
+catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
+						   const char *nulls)
+{
+	catalog_query_privileged(sql, nargs, argtypes, args, nulls);
+	catalog_query_privileged_end();
 }
 
 void
@@ -182,6 +226,16 @@ catalog_select(const char *where, int nargs, Oid *argtypes, Datum *args)
 	}
 	catalog_end(&access);
 	return entries;
+}
+
+FlowEntry *
+catalog_get_by_id(int64 flow_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(flow_id)};
+	List	   *entries = catalog_select("WHERE flow_id = $1", 1, argtypes, args);
+
+	return entries ? linitial(entries) : NULL;
 }
 
 FlowEntry *
@@ -294,6 +348,7 @@ catalog_insert(FlowEntry *entry)
 		elog(ERROR, "inserting into flowpg.flow failed");
 	flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	catalog_end(&access);
+	catalog_changed();
 	entry->flow_id = flow_id;
 	return flow_id;
 }
@@ -316,6 +371,7 @@ catalog_update(FlowEntry *entry)
 							  WRITE_NARGS + 1, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
 	catalog_end(&access);
+	catalog_changed();
 }
 
 void
@@ -343,7 +399,15 @@ catalog_delete(int64 flow_id)
 	if (SPI_execute_with_args("DELETE FROM flowpg.flow WHERE flow_id = $1",
 							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "deleting from flowpg.flow failed");
+	if (SPI_execute_with_args("DELETE FROM flowpg.dirty_log WHERE flow_id = $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("DELETE FROM flowpg.flow_run WHERE flow_id = $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("DELETE FROM flowpg.flow_error WHERE flow_id = $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "deleting the state of flow " INT64_FORMAT " failed", flow_id);
 	catalog_end(&access);
+	catalog_changed();
 }
 
 void

@@ -37,10 +37,26 @@ typedef struct FlowEntry
 /* Does this database have flowpg's catalog (it may be being dropped)? */
 extern bool catalog_exists(void);
 
+extern Oid	catalog_relid(void);
+
+
+/*
+ * Runs a statement on flowpg's tables as the extension owner and leaves its
+ * result in SPI_tuptable until catalog_query_privileged_end().
+ */
+extern void catalog_query_privileged(const char *sql, int nargs, Oid *argtypes,
+									 Datum *args, const char *nulls);
+extern void catalog_query_privileged_end(void);
+
+/* The same for a statement whose result is not needed. */
+extern void catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes,
+									   Datum *args, const char *nulls);
+
 /* Serializes flow DDL: create, replace and drop take this lock first. */
 extern void catalog_lock_for_ddl(void);
 
 extern FlowEntry *catalog_get_by_name(const char *flow_name);
+extern FlowEntry *catalog_get_by_id(int64 flow_id);
 extern List *catalog_get_all(void);
 extern FlowEntry *catalog_get_by_sink(Oid sink_relid);
 extern List *catalog_get_by_relation(Oid relid);

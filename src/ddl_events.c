@@ -29,12 +29,15 @@
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "capture.h"
 #include "catalog.h"
+#include "worker.h"
 #include "planner.h"
 #include "settings.h"
 #include "sink.h"
@@ -96,6 +99,7 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 	{
 		TouchedRelation *rel = lfirst(lc);
 		ListCell   *lc2;
+		ListCell   *lc3;
 
 		foreach(lc2, catalog_get_by_relation(rel->relid))
 		{
@@ -106,6 +110,9 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 					 errdetail("Table %s was the flow's %s.", rel->identity,
 							   entry->sink_relid == rel->relid ? "sink" : "source")));
 			catalog_delete(entry->flow_id);
+			foreach(lc3, entry->source_relids)
+				if (lfirst_oid(lc3) != rel->relid)
+					capture_remove_if_unused(lfirst_oid(lc3));
 		}
 	}
 	PG_RETURN_VOID();
@@ -275,6 +282,7 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 		declared = list_append_unique_oid(declared, DatumGetObjectId(items[i]));
 	query = stringToNode(TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query_tree"), desc, &isnull)));
 	(void) flow_plan_walk_columns(query, collect_relid, &collector);
+	worker_request(MyDatabaseId);
 	if (list_difference_oid(collector.relids, declared) == NIL)
 		return PointerGetDatum(tuple);
 

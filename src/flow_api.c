@@ -27,7 +27,14 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
+#include "access/xact.h"
+#include "storage/lmgr.h"
+
+#include "batch.h"
+#include "capture.h"
 #include "catalog.h"
+#include "stats.h"
+#include "worker.h"
 #include "flowpg.h"
 #include "planner.h"
 #include "settings.h"
@@ -39,6 +46,8 @@ PG_FUNCTION_INFO_V1(flowpg_drop_flow);
 PG_FUNCTION_INFO_V1(flowpg_window_bounds);
 PG_FUNCTION_INFO_V1(flowpg_flow_window_bounds);
 PG_FUNCTION_INFO_V1(flowpg_deparse_query);
+PG_FUNCTION_INFO_V1(flowpg_flush_flow);
+PG_FUNCTION_INFO_V1(flowpg_refresh_flow);
 
 static char *
 required_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
@@ -88,6 +97,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	FlowEntry  *entry;
 	FlowPlan   *plan;
 	bool		sink_created;
+	ListCell   *lc;
 
 	flowpg_require_preload();
 	if (or_replace && if_not_exists)
@@ -100,6 +110,11 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 				 errmsg("flow name \"%s\" is too long", flow_name),
 				 errdetail("Flow names have at most %d bytes.", NAMEDATALEN - 1)));
 	requested = flow_mode_from_name(mode_name);
+	if (backfill && IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("create_flow with backfill must run in a READ COMMITTED transaction"),
+				 errdetail("The backfill must see every change committed before the flow's triggers exist.")));
 
 	catalog_lock_for_ddl();
 	existing = catalog_get_by_name(flow_name);
@@ -153,8 +168,24 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	else
 		catalog_insert(entry);
 
+	/*
+	 * Capture from now on.  The lock waits for writers in progress and keeps
+	 * new ones out until this transaction ends, so a change is either in the
+	 * backfill's snapshot (taken after the lock) or in the dirty log.
+	 */
+	foreach(lc, plan->source_relids)
+	{
+		LockRelationOid(lfirst_oid(lc), ShareRowExclusiveLock);
+		capture_install(lfirst_oid(lc));
+	}
+	if (existing)
+		foreach(lc, existing->source_relids)
+			capture_remove_if_unused(lfirst_oid(lc));
 	if (backfill)
-		(void) sink_backfill(entry->sink_relid, plan, entry->settings, expire_after);
+		(void) batch_refresh_range(entry, false, 0, false, 0);
+	else if (existing)
+		capture_log_whole_flow(entry->flow_id);	/* the old rows are stale */
+	worker_request(MyDatabaseId);
 
 	PG_RETURN_INT64(entry->flow_id);
 }
@@ -165,6 +196,7 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 	char	   *flow_name = required_text_arg(fcinfo, 0, "flow_name");
 	bool		if_exists = bool_arg(fcinfo, 1, false);
 	FlowEntry  *entry;
+	ListCell   *lc;
 
 	catalog_lock_for_ddl();
 	entry = catalog_get_by_name(flow_name);
@@ -179,7 +211,10 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	}
 	catalog_check_owner(entry);
+	batch_lock_flow(entry->flow_id);	/* waits for a refresh in progress */
 	catalog_delete(entry->flow_id);
+	foreach(lc, entry->source_relids)
+		capture_remove_if_unused(lfirst_oid(lc));
 	PG_RETURN_VOID();
 }
 
@@ -310,4 +345,52 @@ flowpg_deparse_query(PG_FUNCTION_ARGS)
 	ArrayType  *settings = PG_GETARG_ARRAYTYPE_P(1);
 
 	PG_RETURN_TEXT_P(cstring_to_text(flow_plan_deparse(stringToNode(tree), settings)));
+}
+
+/* The flow named by argument 0, which the caller must own. */
+static FlowEntry *
+owned_flow_arg(FunctionCallInfo fcinfo)
+{
+	char	   *flow_name = required_text_arg(fcinfo, 0, "flow_name");
+	FlowEntry  *entry = catalog_get_by_name(flow_name);
+
+	if (entry == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("flow \"%s\" does not exist", flow_name)));
+	catalog_check_owner(entry);
+	return entry;
+}
+
+Datum
+flowpg_flush_flow(PG_FUNCTION_ARGS)
+{
+	FlowEntry  *entry = owned_flow_arg(fcinfo);
+	TimestampTz started = GetCurrentTimestamp();
+	BatchResult result;
+
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("flush_flow must run in a READ COMMITTED transaction"),
+				 errdetail("It must see every change committed before the call.")));
+	result = batch_flush(entry);
+	if (result.log_entries > 0)
+		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
+	PG_RETURN_INT64((int64) result.rows_out);
+}
+
+Datum
+flowpg_refresh_flow(PG_FUNCTION_ARGS)
+{
+	FlowEntry  *entry = owned_flow_arg(fcinfo);
+
+	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
+		PG_GETARG_TIMESTAMPTZ(1) >= PG_GETARG_TIMESTAMPTZ(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("window_start must be before window_end")));
+	PG_RETURN_INT64((int64) batch_refresh_range(entry,
+												!PG_ARGISNULL(1), PG_GETARG_DATUM(1),
+												!PG_ARGISNULL(2), PG_GETARG_DATUM(2)));
 }

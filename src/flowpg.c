@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 
 #include "flowpg.h"
+#include "worker.h"
 
 PG_MODULE_MAGIC;
 
@@ -120,6 +121,8 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("flowpg");
+
+	worker_register();
 }
 
 void

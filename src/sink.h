@@ -22,8 +22,4 @@ extern Oid	sink_prepare(const char *sink_name, const char *flow_name,
 /* Checks an existing sink against the flow's output columns. */
 extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 
-/* Writes the result of the flow's query into a freshly created sink. */
-extern uint64 sink_backfill(Oid sink_relid, FlowPlan *plan, ArrayType *settings,
-							 Interval *expire_after);
-
 #endif							/* FLOWPG_SINK_H */

@@ -470,24 +470,41 @@ window_check_monotonic(WindowProbe *probe, const char *exprtext,
 }
 
 int64
+window_ordinal_from_timestamptz(Oid argtype, TimestampTz t)
+{
+	Datum		value = TimestampTzGetDatum(t);
+
+	/* timestamp and date columns hold local time: convert in the pinned zone */
+	switch (argtype)
+	{
+		case TIMESTAMPTZOID:
+			break;
+		case TIMESTAMPOID:
+			value = DirectFunctionCall1(timestamptz_timestamp, value);
+			break;
+		case DATEOID:
+			value = DirectFunctionCall1(timestamptz_date, value);
+			break;
+		default:
+			/* integer epochs are taken as seconds since 1970 */
+			return (int64) (t / USECS_PER_SEC) +
+				(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
+	}
+	return window_datum_to_ordinal(argtype, value);
+}
+
+int64
 window_expiry_cutoff(WindowProbe *probe, Interval *expire_after)
 {
-	Datum		now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
-	Datum		limit = DirectFunctionCall2(timestamptz_mi_interval, now,
+	Datum		limit = DirectFunctionCall2(timestamptz_mi_interval,
+											TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
 											IntervalPGetDatum(expire_after));
 	int64		start;
 	int64		end;
 	bool		unbounded;
 
-	/* timestamp and date columns hold local time: convert in the pinned zone */
-	if (probe->argtype == TIMESTAMPOID)
-		limit = DirectFunctionCall1(timestamptz_timestamp, limit);
-	else if (probe->argtype == DATEOID)
-		limit = DirectFunctionCall1(timestamptz_date, limit);
-	else if (probe->argtype != TIMESTAMPTZOID)
-		elog(ERROR, "expire_after needs a window over a time column");
-
-	window_bounds(probe, window_datum_to_ordinal(probe->argtype, limit),
+	window_bounds(probe, window_ordinal_from_timestamptz(probe->argtype,
+														 DatumGetTimestampTz(limit)),
 				  &start, &end, &unbounded);
 	return start;
 }

@@ -63,6 +63,13 @@ extern void window_check_monotonic(WindowProbe *probe, const char *exprtext,
 								   int64 lo, int64 hi);
 
 /*
+ * A point in time as an ordinal of a time column of type argtype: local
+ * time in the current TimeZone for timestamp and date, seconds since 1970
+ * for integers.
+ */
+extern int64 window_ordinal_from_timestamptz(Oid argtype, TimestampTz t);
+
+/*
  * The start of the window holding now() - expire_after: windows from there
  * on are maintained, older ones are expired.  Evaluate under the flow's
  * pinned settings.

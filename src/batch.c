@@ -1,0 +1,521 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch.c
+ *	  Where the sink is recomputed: the batching refresh of a flow.
+ *
+ * A run reads the flow's dirty log (flowpg.dirty_log), turns each logged
+ * range of time values into whole windows by probing the window expression,
+ * merges them, drops what is older than expire_after, and then, in one
+ * transaction and as the flow's owner under its pinned settings:
+ *
+ *   DELETE FROM sink WHERE window >= f(a1) AND window < f(b1) OR ...
+ *   INSERT INTO sink SELECT <flow query with  col >= a1 AND col < b1 OR ...>
+ *   DELETE the consumed log entries
+ *
+ * The time-range predicate is added to the analysed query tree, which is
+ * then deparsed under the pinned settings; no SQL text is edited.  Because
+ * [a, b) covers whole windows, the groups it produces are exactly the sink
+ * rows it deleted, so groups that vanished disappear.  Flows without a time
+ * window, and changes that cannot be placed in a window, recompute the whole
+ * result.
+ *
+ * Exactness: a log entry is visible to a run only once its writer committed,
+ * and the run's later statements see at least that writer's rows, so every
+ * consumed entry's changes are in the sink.  Entries committed during a run
+ * stay for the next one.  Refreshes of one flow are serialized by a lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/timestamp.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/typcache.h"
+
+#include "batch.h"
+#include "planner.h"
+#include "settings.h"
+#include "window.h"
+
+/* Bounds of one run: log entries read and merged window ranges. */
+#define MAX_LOG_ENTRIES_PER_RUN 100000
+#define MAX_RANGES_PER_RUN 64
+
+/* Lock tag class (field 4) of flow refresh locks; user advisory locks use 1 and 2. */
+#define FLOWPG_LOCK_CLASS 0x464C
+
+typedef struct WindowRange
+{
+	int64		start;
+	int64		end;
+	bool		unbounded;		/* no end: everything from start on */
+} WindowRange;
+
+void
+batch_lock_flow(int64 flow_id)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (flow_id >> 32),
+						 (uint32) flow_id, FLOWPG_LOCK_CLASS);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+static char *
+qualified_relation_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+static Const *
+time_const(FlowPlan *plan, int64 ordinal)
+{
+	int16		typlen;
+	bool		typbyval;
+
+	get_typlenbyval(plan->time_type, &typlen, &typbyval);
+	return makeConst(plan->time_type, -1, InvalidOid, typlen,
+					 window_ordinal_to_datum(plan->time_type, ordinal),
+					 false, typbyval);
+}
+
+static Expr *
+time_compare(FlowPlan *plan, Var *var, int strategy, int64 ordinal)
+{
+	TypeCacheEntry *typentry = lookup_type_cache(plan->time_type, TYPECACHE_BTREE_OPFAMILY);
+	Oid			opno = get_opfamily_member(typentry->btree_opf, plan->time_type,
+										   plan->time_type, strategy);
+	Expr	   *op = make_opclause(opno, BOOLOID, false, (Expr *) copyObject(var),
+								   (Expr *) time_const(plan, ordinal),
+								   InvalidOid, InvalidOid);
+
+	set_opfuncid((OpExpr *) op);
+	return op;
+}
+
+/* (col >= a1 AND col < b1) OR ... as a qual over the query's time column. */
+static Node *
+ranges_qual(FlowPlan *plan, List *ranges)
+{
+	Var		   *var = linitial_node(Var, pull_var_clause((Node *) plan->window_expr, 0));
+	List	   *arms = NIL;
+	ListCell   *lc;
+
+	foreach(lc, ranges)
+	{
+		WindowRange *r = lfirst(lc);
+		List	   *conds = list_make1(time_compare(plan, var, BTGreaterEqualStrategyNumber, r->start));
+
+		if (!r->unbounded)
+			conds = lappend(conds, time_compare(plan, var, BTLessStrategyNumber, r->end));
+		arms = lappend(arms, make_ands_explicit(conds));
+	}
+	return list_length(arms) == 1 ? linitial(arms) : (Node *) make_orclause(arms);
+}
+
+/*
+ * Deletes the sink rows of the ranges (all of them when ranges is NIL and
+ * whole), then inserts the flow's query restricted to the ranges.  Runs in
+ * the caller's SPI connection, as the flow's owner.
+ */
+static uint64
+recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bool whole)
+{
+	Query	   *query = copyObject(plan->query);
+	char	   *sink = qualified_relation_name(entry->sink_relid);
+	bool		has_update_at = get_attnum(entry->sink_relid, "update_at") != InvalidAttrNumber;
+	StringInfoData sql;
+	Oid		   *argtypes = NULL;
+	Datum	   *args = NULL;
+	int			nargs = 0;
+	int			rc;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s", sink);
+	if (!whole)
+	{
+		const char *wcol = quote_identifier(plan->outputs[plan->window_output].name);
+		Oid			wtype = plan->outputs[plan->window_output].type;
+		ListCell   *lc;
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(wtype, &typlen, &typbyval);
+		argtypes = palloc(sizeof(Oid) * list_length(ranges) * 2);
+		args = palloc(sizeof(Datum) * list_length(ranges) * 2);
+		appendStringInfoString(&sql, " WHERE ");
+		foreach(lc, ranges)
+		{
+			WindowRange *r = lfirst(lc);
+
+			if (foreach_current_index(lc) > 0)
+				appendStringInfoString(&sql, " OR ");
+			argtypes[nargs] = wtype;
+			args[nargs++] = datumCopy(window_probe_eval(probe, r->start), typbyval, typlen);
+			appendStringInfo(&sql, "(%s >= $%d", wcol, nargs);
+			if (!r->unbounded)
+			{
+				argtypes[nargs] = wtype;
+				args[nargs++] = datumCopy(window_probe_eval(probe, r->end), typbyval, typlen);
+				appendStringInfo(&sql, " AND %s < $%d", wcol, nargs);
+			}
+			appendStringInfoChar(&sql, ')');
+		}
+		query->jointree->quals = make_and_qual(query->jointree->quals,
+											   ranges_qual(plan, ranges));
+	}
+	rc = SPI_execute_with_args(sql.data, nargs, argtypes, args, NULL, false, 0);
+	if (rc != SPI_OK_DELETE)
+		elog(ERROR, "flowpg could not delete from sink %s: %s", sink, SPI_result_code_string(rc));
+
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (", sink);
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q",
+					 has_update_at ? ", update_at" : "",
+					 has_update_at ? ", pg_catalog.now()" : "",
+					 pg_get_querydef(query, false));
+	rc = SPI_execute(sql.data, false, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "flowpg could not write sink %s: %s", sink, SPI_result_code_string(rc));
+	return SPI_processed;
+}
+
+/* Drops the parts of the ranges older than the expiry cutoff. */
+static List *
+clip_expired(List *ranges, int64 cutoff)
+{
+	List	   *kept = NIL;
+	ListCell   *lc;
+
+	foreach(lc, ranges)
+	{
+		WindowRange *r = lfirst(lc);
+
+		if (!r->unbounded && r->end <= cutoff)
+			continue;
+		if (r->start < cutoff)
+			r->start = cutoff;
+		kept = lappend(kept, r);
+	}
+	return kept;
+}
+
+typedef struct RunContext
+{
+	FlowEntry  *entry;
+	FlowPlan   *plan;
+	WindowProbe *probe;
+	int			nestlevel;
+	Oid			save_userid;
+	int			save_sec_context;
+} RunContext;
+
+/* Enters the flow's world: its plan, pinned settings, owner and SPI. */
+static void
+run_begin(RunContext *run, FlowEntry *entry)
+{
+	run->entry = entry;
+	run->plan = flow_plan_query_tree(stringToNode(entry->query_tree));
+	run->nestlevel = flow_settings_push(entry->settings);
+	run->probe = run->plan->window_expr ? flow_plan_window_probe(run->plan) : NULL;
+	GetUserIdAndSecContext(&run->save_userid, &run->save_sec_context);
+	SetUserIdAndSecContext(entry->owner,
+						   run->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+static void
+run_end(RunContext *run)
+{
+	SPI_finish();
+	SetUserIdAndSecContext(run->save_userid, run->save_sec_context);
+	flow_settings_pop(run->nestlevel);
+}
+
+/* The whole flow, within expire_after. */
+static uint64
+recompute_whole(RunContext *run)
+{
+	List	   *ranges;
+	WindowRange *all;
+
+	if (run->entry->expire_after == NULL || run->probe == NULL)
+		return recompute(run->entry, run->plan, run->probe, NIL, true);
+	all = palloc(sizeof(WindowRange));
+	all->start = window_expiry_cutoff(run->probe, run->entry->expire_after);
+	all->end = 0;
+	all->unbounded = true;
+	ranges = list_make1(all);
+	return recompute(run->entry, run->plan, run->probe, ranges, false);
+}
+
+typedef struct LogEntry
+{
+	ItemPointerData tid;
+	bool		whole;
+	int64		lo;
+	int64		hi;
+	int64		nrows;
+} LogEntry;
+
+static List *
+read_dirty_log(int64 flow_id)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(flow_id)};
+	List	   *entries = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *sql = psprintf("SELECT ctid, lo, hi, nrows FROM flowpg.dirty_log WHERE flow_id = $1 "
+							   "ORDER BY lo NULLS FIRST, hi LIMIT %d", MAX_LOG_ENTRIES_PER_RUN);
+
+	catalog_query_privileged(sql, 1, argtypes, args, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(caller);
+		LogEntry   *e = palloc(sizeof(LogEntry));
+		bool		isnull;
+
+		e->tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(tuple, desc, 1, &isnull));
+		e->lo = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &e->whole));
+		e->hi = e->whole ? 0 : DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
+		e->nrows = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+		entries = lappend(entries, e);
+		MemoryContextSwitchTo(old);
+	}
+	catalog_query_privileged_end();
+	return entries;
+}
+
+static void
+delete_log_entries(List *consumed)
+{
+	Datum	   *tids;
+	ListCell   *lc;
+	ArrayType  *array;
+	Oid			argtypes[1] = {TIDARRAYOID};
+	Datum		args[1];
+	int			n = 0;
+
+	if (consumed == NIL)
+		return;
+	tids = palloc(sizeof(Datum) * list_length(consumed));
+	foreach(lc, consumed)
+		tids[n++] = PointerGetDatum(&((LogEntry *) lfirst(lc))->tid);
+	array = construct_array(tids, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
+	args[0] = PointerGetDatum(array);
+	catalog_execute_privileged("DELETE FROM flowpg.dirty_log WHERE ctid = ANY ($1)",
+							   1, argtypes, args, NULL);
+}
+
+/*
+ * Merges the sorted log entries into window-aligned ranges, up to the run's
+ * bound; *consumed gets the entries the ranges cover.
+ */
+static List *
+merge_ranges(WindowProbe *probe, List *entries, List **consumed)
+{
+	List	   *ranges = NIL;
+	WindowRange *cur = NULL;
+	ListCell   *lc;
+
+	foreach(lc, entries)
+	{
+		LogEntry   *e = lfirst(lc);
+		int64		start;
+		int64		end;
+		bool		unbounded;
+
+		if (cur == NULL || cur->unbounded || e->lo >= cur->end)
+		{
+			if (cur && cur->unbounded)
+			{
+				*consumed = lappend(*consumed, e);
+				continue;
+			}
+			window_bounds(probe, e->lo, &start, &end, &unbounded);
+			if (cur && start <= cur->end)
+			{
+				cur->end = end;
+				cur->unbounded = unbounded;
+			}
+			else
+			{
+				if (list_length(ranges) == MAX_RANGES_PER_RUN)
+					break;
+				cur = palloc(sizeof(WindowRange));
+				cur->start = start;
+				cur->end = end;
+				cur->unbounded = unbounded;
+				ranges = lappend(ranges, cur);
+			}
+		}
+		if (!cur->unbounded && e->hi >= cur->end)
+		{
+			window_bounds(probe, e->hi, &start, &end, &unbounded);
+			cur->end = end;
+			cur->unbounded = unbounded;
+		}
+		*consumed = lappend(*consumed, e);
+	}
+	return ranges;
+}
+
+/* The width of the window holding now, in microseconds (integers: seconds). */
+static int64
+current_window_usecs(RunContext *run)
+{
+	int64		start;
+	int64		end;
+	bool		unbounded;
+
+	if (run->probe == NULL)
+		return 0;
+	window_bounds(run->probe,
+				  window_ordinal_from_timestamptz(run->plan->time_type, GetCurrentTimestamp()),
+				  &start, &end, &unbounded);
+	if (unbounded)
+		return 0;
+	switch (run->plan->time_type)
+	{
+		case TIMESTAMPTZOID:
+		case TIMESTAMPOID:
+			return end - start;
+		case DATEOID:
+			return (end - start) * USECS_PER_DAY;
+		default:
+			return (end - start) * USECS_PER_SEC;
+	}
+}
+
+BatchResult
+batch_refresh_dirty(FlowEntry *entry)
+{
+	BatchResult result = {0, 0, 0, false, 0};
+	List	   *entries;
+	List	   *consumed = NIL;
+	bool		whole = false;
+	RunContext	run;
+	ListCell   *lc;
+
+	batch_lock_flow(entry->flow_id);
+	entries = read_dirty_log(entry->flow_id);
+	if (entries == NIL)
+		return result;
+	result.more_pending = list_length(entries) == MAX_LOG_ENTRIES_PER_RUN;
+
+	run_begin(&run, entry);
+	result.window_usecs = current_window_usecs(&run);
+	foreach(lc, entries)
+		whole |= ((LogEntry *) lfirst(lc))->whole;
+	if (whole || run.probe == NULL)
+	{
+		consumed = entries;
+		result.rows_out = recompute_whole(&run);
+	}
+	else
+	{
+		List	   *ranges = merge_ranges(run.probe, entries, &consumed);
+
+		result.more_pending |= list_length(consumed) < list_length(entries);
+		if (entry->expire_after)
+			ranges = clip_expired(ranges,
+								  window_expiry_cutoff(run.probe, entry->expire_after));
+		if (ranges != NIL)
+			result.rows_out = recompute(entry, run.plan, run.probe, ranges, false);
+	}
+	run_end(&run);
+
+	foreach(lc, consumed)
+		result.rows_in += ((LogEntry *) lfirst(lc))->nrows;
+	result.log_entries = list_length(consumed);
+	delete_log_entries(consumed);
+	return result;
+}
+
+BatchResult
+batch_flush(FlowEntry *entry)
+{
+	BatchResult total = {0, 0, 0, false, 0};
+	BatchResult one;
+
+	do
+	{
+		one = batch_refresh_dirty(entry);
+		total.rows_out += one.rows_out;
+		total.rows_in += one.rows_in;
+		total.log_entries += one.log_entries;
+		CHECK_FOR_INTERRUPTS();
+	} while (one.more_pending);
+	return total;
+}
+
+uint64
+batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
+					bool has_end, Datum end)
+{
+	RunContext	run;
+	uint64		rows;
+
+	batch_lock_flow(entry->flow_id);
+	run_begin(&run, entry);
+	if (run.probe == NULL || (!has_start && !has_end))
+		rows = recompute_whole(&run);
+	else
+	{
+		WindowRange *r = palloc0(sizeof(WindowRange));
+		int64		s;
+		int64		e;
+		bool		unbounded;
+
+		r->start = run.probe->domain_min;
+		r->unbounded = true;
+		if (has_start)
+		{
+			window_bounds(run.probe,
+						  window_ordinal_from_timestamptz(run.plan->time_type,
+														  DatumGetTimestampTz(start)),
+						  &s, &e, &unbounded);
+			r->start = s;
+		}
+		if (has_end)
+		{
+			/* the window holding the last value before end */
+			window_bounds(run.probe,
+						  window_ordinal_from_timestamptz(run.plan->time_type,
+														  DatumGetTimestampTz(end)) - 1,
+						  &s, &e, &unbounded);
+			r->end = e;
+			r->unbounded = unbounded;
+		}
+		if (!r->unbounded && r->end <= r->start)
+			rows = 0;
+		else
+		{
+			List	   *ranges = list_make1(r);
+
+			if (entry->expire_after)
+				ranges = clip_expired(ranges,
+									  window_expiry_cutoff(run.probe, entry->expire_after));
+			rows = ranges ? recompute(entry, run.plan, run.probe, ranges, false) : 0;
+		}
+	}
+	run_end(&run);
+	return rows;
+}

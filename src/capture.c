@@ -1,0 +1,350 @@
+/*-------------------------------------------------------------------------
+ *
+ * capture.c
+ *	  Where rows are captured: the statement triggers on source tables.
+ *
+ * Each source table gets one AFTER ... FOR EACH STATEMENT trigger per event
+ * (INSERT, UPDATE, DELETE with transition tables; TRUNCATE), shared by all
+ * flows reading the table.  For every flow whose time column is in the table
+ * the trigger scans the transition tables once, takes the smallest and
+ * largest time value changed, and appends one row (flow, lo, hi, rows) to
+ * flowpg.dirty_log.  The row belongs to the writer's transaction: an abort
+ * or a rolled-back savepoint takes it away, a commit makes it durable.
+ * Changes to a table that is not the flow's time table (a dimension in a
+ * join, a flow without a window), TRUNCATE, and NULL time values mark the
+ * whole flow dirty instead.
+ *
+ * The log row is written with simple_heap_insert, so a writer needs no
+ * rights on flowpg's tables.  The flows of a table are cached per backend
+ * and the cache is dropped by a relcache invalidation of the catalog, which
+ * every flow DDL sends and which a writer receives when it locks the table.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "capture.h"
+#include "catalog.h"
+#include "window.h"
+
+PG_FUNCTION_INFO_V1(flowpg_capture);
+
+/* What the trigger of one table does for one flow. */
+typedef struct CaptureFlow
+{
+	int64		flow_id;
+	AttrNumber	time_attno;		/* 0: any change dirties the whole flow */
+	Oid			time_type;
+} CaptureFlow;
+
+typedef struct CaptureEntry
+{
+	Oid			relid;			/* hash key */
+	int			nflows;
+	CaptureFlow *flows;
+} CaptureEntry;
+
+static HTAB *capture_cache = NULL;
+static MemoryContext capture_context = NULL;
+static Oid	dirty_log_relid = InvalidOid;
+static Oid	catalog_relid_seen = InvalidOid;
+static bool callback_registered = false;
+
+static const char *const capture_events[][2] = {
+	{"insert", "AFTER INSERT ON %s REFERENCING NEW TABLE AS flowpg_new"},
+	{"update", "AFTER UPDATE ON %s REFERENCING OLD TABLE AS flowpg_old NEW TABLE AS flowpg_new"},
+	{"delete", "AFTER DELETE ON %s REFERENCING OLD TABLE AS flowpg_old"},
+	{"truncate", "AFTER TRUNCATE ON %s"},
+};
+
+void
+capture_invalidate_catalog(void)
+{
+	if (capture_context)
+		MemoryContextReset(capture_context);
+	capture_cache = NULL;
+	dirty_log_relid = InvalidOid;
+}
+
+static void
+capture_relcache_callback(Datum arg, Oid relid)
+{
+	/* a change of the catalog may add or remove flows of any table */
+	if (relid == InvalidOid || relid == catalog_relid_seen || relid == dirty_log_relid)
+		capture_invalidate_catalog();
+}
+
+static CaptureEntry *
+capture_entry(Oid relid)
+{
+	CaptureEntry *entry;
+	bool		found;
+	List	   *flows;
+	ListCell   *lc;
+	MemoryContext old;
+	int			n = 0;
+
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(capture_relcache_callback, (Datum) 0);
+		callback_registered = true;
+	}
+	if (capture_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (capture_context == NULL)
+			capture_context = AllocSetContextCreate(CacheMemoryContext,
+													"flowpg capture cache",
+													ALLOCSET_SMALL_SIZES);
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(CaptureEntry);
+		ctl.hcxt = capture_context;
+		capture_cache = hash_create("flowpg capture cache", 16, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(capture_cache, &relid, HASH_FIND, NULL);
+	if (entry)
+		return entry;
+
+	catalog_relid_seen = catalog_relid();
+	flows = catalog_get_by_relation(relid);
+	old = MemoryContextSwitchTo(capture_context);
+	entry = hash_search(capture_cache, &relid, HASH_ENTER, &found);
+	entry->flows = palloc0(sizeof(CaptureFlow) * Max(list_length(flows), 1));
+	foreach(lc, flows)
+	{
+		FlowEntry  *flow = lfirst(lc);
+		CaptureFlow *cf;
+
+		if (!list_member_oid(flow->source_relids, relid))
+			continue;			/* only its sink */
+		cf = &entry->flows[n++];
+		cf->flow_id = flow->flow_id;
+		if (flow->time_relid == relid)
+		{
+			cf->time_attno = flow->time_attno;
+			cf->time_type = get_atttype(relid, flow->time_attno);
+		}
+	}
+	entry->nflows = n;
+	MemoryContextSwitchTo(old);
+	return entry;
+}
+
+static Oid
+get_dirty_log_relid(void)
+{
+	if (!OidIsValid(dirty_log_relid))
+		dirty_log_relid = get_relname_relid("dirty_log", get_namespace_oid("flowpg", false));
+	if (!OidIsValid(dirty_log_relid))
+		elog(ERROR, "flowpg.dirty_log is missing");
+	return dirty_log_relid;
+}
+
+/* Appends one row to the dirty log, in the current transaction. */
+static void
+log_dirty(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows)
+{
+	Relation	rel = table_open(get_dirty_log_relid(), RowExclusiveLock);
+	Datum		values[5];
+	bool		nulls[5] = {false, whole, whole, false, false};
+	HeapTuple	tuple;
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = Int64GetDatum(lo);
+	values[2] = Int64GetDatum(hi);
+	values[3] = Int64GetDatum(nrows);
+	values[4] = TimestampTzGetDatum(GetCurrentTimestamp());
+	tuple = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+	simple_heap_insert(rel, tuple);
+	heap_freetuple(tuple);
+	table_close(rel, RowExclusiveLock);
+}
+
+void
+capture_log_whole_flow(int64 flow_id)
+{
+	log_dirty(flow_id, true, 0, 0, 0);
+}
+
+/* The changed range of one time column of the statement's rows. */
+typedef struct ColumnRange
+{
+	AttrNumber	attno;
+	Oid			type;
+	int64		lo;
+	int64		hi;
+	bool		has_null;
+} ColumnRange;
+
+static int64
+scan_transition_table(Tuplestorestate *table, TupleDesc desc,
+					  ColumnRange *ranges, int nranges)
+{
+	TupleTableSlot *slot;
+	int			readptr;
+	int64		nrows = 0;
+
+	if (table == NULL)
+		return 0;
+	/* our own read pointer: other triggers may read the same table */
+	readptr = tuplestore_alloc_read_pointer(table, EXEC_FLAG_REWIND);
+	tuplestore_select_read_pointer(table, readptr);
+	tuplestore_rescan(table);
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(table, true, false, slot))
+	{
+		for (int i = 0; i < nranges; i++)
+		{
+			bool		isnull;
+			Datum		value = slot_getattr(slot, ranges[i].attno, &isnull);
+			int64		x;
+
+			if (isnull)
+			{
+				ranges[i].has_null = true;
+				continue;
+			}
+			x = window_datum_to_ordinal(ranges[i].type, value);
+			if (x < ranges[i].lo)
+				ranges[i].lo = x;
+			if (x > ranges[i].hi)
+				ranges[i].hi = x;
+		}
+		nrows++;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return nrows;
+}
+
+Datum
+flowpg_capture(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	CaptureEntry *entry;
+	ColumnRange *ranges;
+	int			nranges = 0;
+	int64		nrows;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event))
+		elog(ERROR, "flowpg_capture must be an AFTER ... FOR EACH STATEMENT trigger");
+	rel = trigdata->tg_relation;
+	entry = capture_entry(RelationGetRelid(rel));
+	if (entry->nflows == 0)
+		return PointerGetDatum(NULL);
+
+	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+	{
+		for (int i = 0; i < entry->nflows; i++)
+			capture_log_whole_flow(entry->flows[i].flow_id);
+		return PointerGetDatum(NULL);
+	}
+
+	/* one range per distinct time column among the table's flows */
+	ranges = palloc(sizeof(ColumnRange) * entry->nflows);
+	for (int i = 0; i < entry->nflows; i++)
+	{
+		CaptureFlow *cf = &entry->flows[i];
+		bool		seen = false;
+
+		if (cf->time_attno == 0)
+			continue;
+		for (int j = 0; j < nranges; j++)
+			seen |= ranges[j].attno == cf->time_attno;
+		if (seen)
+			continue;
+		ranges[nranges].attno = cf->time_attno;
+		ranges[nranges].type = cf->time_type;
+		ranges[nranges].lo = PG_INT64_MAX;
+		ranges[nranges].hi = PG_INT64_MIN;
+		ranges[nranges].has_null = false;
+		nranges++;
+	}
+	nrows = scan_transition_table(trigdata->tg_oldtable, RelationGetDescr(rel), ranges, nranges) +
+		scan_transition_table(trigdata->tg_newtable, RelationGetDescr(rel), ranges, nranges);
+	if (nrows == 0)
+		return PointerGetDatum(NULL);
+
+	for (int i = 0; i < entry->nflows; i++)
+	{
+		CaptureFlow *cf = &entry->flows[i];
+		ColumnRange *range = NULL;
+
+		for (int j = 0; j < nranges; j++)
+			if (ranges[j].attno == cf->time_attno)
+				range = &ranges[j];
+		if (range == NULL || range->has_null)
+			log_dirty(cf->flow_id, true, 0, 0, nrows);
+		else
+			log_dirty(cf->flow_id, false, range->lo, range->hi, nrows);
+	}
+	return PointerGetDatum(NULL);
+}
+
+static bool
+has_capture_triggers(Oid relid)
+{
+	return OidIsValid(get_trigger_oid(relid, "flowpg_capture_insert", true));
+}
+
+void
+capture_install(Oid relid)
+{
+	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												   get_rel_name(relid));
+
+	if (has_capture_triggers(relid))
+		return;
+	for (int i = 0; i < lengthof(capture_events); i++)
+	{
+		char	   *name = psprintf("flowpg_capture_%s", capture_events[i][0]);
+
+		catalog_execute_privileged(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT "
+											"EXECUTE FUNCTION flowpg._capture()",
+											quote_identifier(name),
+											psprintf(capture_events[i][1], table)),
+								   0, NULL, NULL, NULL);
+		/* logical replication appliers run as replicas: capture them too */
+		catalog_execute_privileged(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+											table, quote_identifier(name)),
+								   0, NULL, NULL, NULL);
+	}
+}
+
+void
+capture_remove_if_unused(Oid relid)
+{
+	ListCell   *lc;
+	char	   *table;
+
+	if (get_rel_name(relid) == NULL || !has_capture_triggers(relid))
+		return;
+	foreach(lc, catalog_get_by_relation(relid))
+		if (list_member_oid(((FlowEntry *) lfirst(lc))->source_relids, relid))
+			return;
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid));
+	for (int i = 0; i < lengthof(capture_events); i++)
+		catalog_execute_privileged(psprintf("DROP TRIGGER IF EXISTS %s ON %s",
+											quote_identifier(psprintf("flowpg_capture_%s",
+																	  capture_events[i][0])),
+											table),
+								   0, NULL, NULL, NULL);
+}

@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * capture.h
+ *	  Where rows are captured: statement triggers on source tables that log
+ *	  the changed time range of each flow in the dirty log.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_CAPTURE_H
+#define FLOWPG_CAPTURE_H
+
+/* Installs flowpg's capture triggers on a source table unless present. */
+extern void capture_install(Oid relid);
+
+/* Removes them when no flow reads the table any more. */
+extern void capture_remove_if_unused(Oid relid);
+
+/* Forgets cached flow lists; called when the catalog changes. */
+extern void capture_invalidate_catalog(void);
+
+/* Records that the whole of a flow must be recomputed. */
+extern void capture_log_whole_flow(int64 flow_id);
+
+#endif							/* FLOWPG_CAPTURE_H */

@@ -1,0 +1,133 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.c
+ *	  Run statistics and error history of flows.
+ *
+ * flowpg.flow_run holds one row of counters and schedule per flow,
+ * flowpg.flow_error the last errors; the views flowpg.flow_stats and
+ * flowpg.flow_errors present them.  A run's counters are written in the
+ * run's own transaction, so they are exact; a failure is recorded after the
+ * failed run was rolled back.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/elog.h"
+
+#include "catalog.h"
+#include "stats.h"
+
+/* How many errors are kept per flow. */
+#define ERRORS_KEPT 20
+
+static Datum
+interval_between(TimestampTz from, TimestampTz to)
+{
+	Interval   *interval = palloc0(sizeof(Interval));
+
+	interval->time = to - from;
+	return IntervalPGetDatum(interval);
+}
+
+void
+stats_record_run(int64 flow_id, BatchResult *result, TimestampTz started,
+				 TimestampTz finished, TimestampTz next_run)
+{
+	Oid			types[6] = {INT8OID, INT8OID, INT8OID, TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', next_run ? ' ' : 'n'};
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = Int64GetDatum(result->rows_in);
+	values[2] = Int64GetDatum((int64) result->rows_out);
+	values[3] = TimestampTzGetDatum(finished);
+	values[4] = interval_between(started, finished);
+	values[5] = TimestampTzGetDatum(next_run);
+	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, runs, rows_in, rows_out, "
+							   "last_run_at, last_run_duration, next_run_at) "
+							   "VALUES ($1, 1, $2, $3, $4, $5, $6) "
+							   "ON CONFLICT (flow_id) DO UPDATE SET runs = r.runs + 1, "
+							   "consecutive_failures = 0, rows_in = r.rows_in + excluded.rows_in, "
+							   "rows_out = r.rows_out + excluded.rows_out, "
+							   "last_run_at = excluded.last_run_at, "
+							   "last_run_duration = excluded.last_run_duration, "
+							   "next_run_at = coalesce(excluded.next_run_at, r.next_run_at)",
+							   6, types, values, nulls);
+	catalog_execute_privileged("UPDATE flowpg.flow SET state = 'active', state_reason = NULL "
+							   "WHERE flow_id = $1 AND state = 'failed'",
+							   1, types, values, NULL);
+}
+
+int
+stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
+					 TimestampTz finished)
+{
+	Oid			types[6] = {INT8OID, TIMESTAMPTZOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', edata->detail ? ' ' : 'n'};
+	Oid			error_types[5] = {INT8OID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		error_values[5];
+	char		error_nulls[5] = {' ', ' ', ' ', ' ', nulls[5]};
+	Oid			keep_types[2] = {INT8OID, INT4OID};
+	Datum		keep_values[2];
+	Oid			state_types[2] = {INT8OID, TEXTOID};
+	Datum		state_values[2];
+	bool		isnull;
+	int			consecutive;
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = TimestampTzGetDatum(finished);
+	values[2] = interval_between(started, finished);
+	values[3] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	values[4] = CStringGetTextDatum(edata->message ? edata->message : "");
+	values[5] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+
+	catalog_query_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, failures, consecutive_failures, "
+							 "last_run_at, last_run_duration) VALUES ($1, 1, 1, $2, $3) "
+							 "ON CONFLICT (flow_id) DO UPDATE SET failures = r.failures + 1, "
+							 "consecutive_failures = r.consecutive_failures + 1, "
+							 "last_run_at = excluded.last_run_at, "
+							 "last_run_duration = excluded.last_run_duration "
+							 "RETURNING consecutive_failures", 3, types, values, NULL);
+	consecutive = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	catalog_query_privileged_end();
+
+	error_values[0] = values[0];
+	error_values[1] = values[1];
+	error_values[2] = values[3];
+	error_values[3] = values[4];
+	error_values[4] = values[5];
+	catalog_execute_privileged("INSERT INTO flowpg.flow_error (flow_id, at, sqlstate, message, detail) "
+							   "VALUES ($1, $2, $3, $4, $5)",
+							   5, error_types, error_values, error_nulls);
+
+	keep_values[0] = values[0];
+	keep_values[1] = Int32GetDatum(ERRORS_KEPT);
+	catalog_execute_privileged("DELETE FROM flowpg.flow_error WHERE flow_id = $1 AND ctid NOT IN "
+							   "(SELECT ctid FROM flowpg.flow_error WHERE flow_id = $1 "
+							   "ORDER BY at DESC LIMIT $2)",
+							   2, keep_types, keep_values, NULL);
+
+	state_values[0] = values[0];
+	state_values[1] = values[4];
+	catalog_execute_privileged("UPDATE flowpg.flow SET state = 'failed', state_reason = $2 "
+							   "WHERE flow_id = $1",
+							   2, state_types, state_values, NULL);
+	return consecutive;
+}
+
+void
+stats_set_next_run(int64 flow_id, TimestampTz next_run)
+{
+	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(next_run)};
+
+	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, next_run_at) "
+							   "VALUES ($1, $2) ON CONFLICT (flow_id) "
+							   "DO UPDATE SET next_run_at = excluded.next_run_at",
+							   2, types, values, NULL);
+}

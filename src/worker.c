@@ -1,0 +1,511 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  flowpg's background workers: the launcher and the per-database worker.
+ *
+ * The launcher is registered at load and connects to no database.  It
+ * starts one worker per database (at server start for every database that
+ * accepts connections, later on request) and restarts workers that died.  A
+ * worker exits, marking its database idle, when the database has no
+ * flowpg or no flows; create_flow asks the launcher for a worker again.
+ *
+ * A worker loops: it finds the flows whose dirty log is not empty and whose
+ * next run is due, runs each in its own transaction -- as the flow's owner,
+ * under flowpg.query_timeout, inside a subtransaction so that a failing flow
+ * only records its error and backs off -- and sleeps on its latch until the
+ * next due time (at most a second, to notice new dirty entries).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "batch.h"
+#include "catalog.h"
+#include "flowpg.h"
+#include "stats.h"
+#include "worker.h"
+
+PGDLLEXPORT void flowpg_launcher_main(Datum main_arg);
+PGDLLEXPORT void flowpg_worker_main(Datum main_arg);
+
+#define MAX_DATABASES 256
+#define LAUNCHER_NAP_MS 10000
+#define IDLE_REPROBE_USECS (300 * USECS_PER_SEC)
+#define WORKER_POLL_MS 1000
+#define MAX_BACKOFF_USECS (600 * USECS_PER_SEC)
+
+typedef struct DatabaseSlot
+{
+	Oid			dboid;
+	bool		wanted;			/* create_flow asked for a worker */
+	TimestampTz idle_since;		/* its worker left: no flowpg or no flows */
+} DatabaseSlot;
+
+typedef struct FlowpgShared
+{
+	slock_t		mutex;
+	Latch	   *launcher_latch;
+	int			nslots;
+	DatabaseSlot slots[MAX_DATABASES];
+} FlowpgShared;
+
+static FlowpgShared *shared = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+flowpg_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(FlowpgShared)));
+}
+
+static void
+flowpg_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	shared = ShmemInitStruct("flowpg", sizeof(FlowpgShared), &found);
+	if (!found)
+	{
+		memset(shared, 0, sizeof(FlowpgShared));
+		SpinLockInit(&shared->mutex);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+worker_register(void)
+{
+	BackgroundWorker worker;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = flowpg_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = flowpg_shmem_startup;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "flowpg");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "flowpg_launcher_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "flowpg launcher");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "flowpg launcher");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* The slot of a database; the caller holds the mutex. */
+static DatabaseSlot *
+database_slot(Oid dboid, bool create)
+{
+	for (int i = 0; i < shared->nslots; i++)
+		if (shared->slots[i].dboid == dboid)
+			return &shared->slots[i];
+	if (!create || shared->nslots == MAX_DATABASES)
+		return NULL;
+	shared->slots[shared->nslots].dboid = dboid;
+	shared->slots[shared->nslots].wanted = false;
+	shared->slots[shared->nslots].idle_since = 0;
+	return &shared->slots[shared->nslots++];
+}
+
+void
+worker_request(Oid dboid)
+{
+	Latch	   *latch;
+	DatabaseSlot *slot;
+
+	if (shared == NULL)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, true);
+	if (slot)
+		slot->wanted = true;
+	latch = shared->launcher_latch;
+	SpinLockRelease(&shared->mutex);
+	if (latch)
+		SetLatch(latch);
+}
+
+static void
+mark_idle(Oid dboid)
+{
+	DatabaseSlot *slot;
+
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, true);
+	if (slot && !slot->wanted)
+		slot->idle_since = GetCurrentTimestamp();
+	SpinLockRelease(&shared->mutex);
+}
+
+/* Should the launcher start a worker for this database now? */
+static bool
+database_needs_worker(Oid dboid, TimestampTz now)
+{
+	DatabaseSlot *slot;
+	bool		start;
+
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, true);
+	start = slot == NULL || slot->wanted || slot->idle_since == 0 ||
+		now - slot->idle_since >= IDLE_REPROBE_USECS;
+	if (slot && start)
+	{
+		slot->wanted = false;
+		slot->idle_since = 0;
+	}
+	SpinLockRelease(&shared->mutex);
+	return start;
+}
+
+static List *
+connectable_databases(void)
+{
+	List	   *dboids = NIL;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tuple;
+
+	StartTransactionCommand();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
+
+		if (db->datallowconn && !db->datistemplate)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			dboids = lappend_oid(dboids, db->oid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return dboids;
+}
+
+static BackgroundWorkerHandle *
+start_worker(Oid dboid)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;	/* the launcher restarts it */
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "flowpg");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "flowpg_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "flowpg worker for database %u", dboid);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "flowpg worker");
+	worker.bgw_main_arg = ObjectIdGetDatum(dboid);
+	worker.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+	{
+		ereport(LOG,
+				(errmsg("flowpg could not start a worker for database %u", dboid),
+				 errhint("Raise max_worker_processes.")));
+		return NULL;
+	}
+	return handle;
+}
+
+typedef struct RunningWorker
+{
+	Oid			dboid;
+	BackgroundWorkerHandle *handle;
+} RunningWorker;
+
+void
+flowpg_launcher_main(Datum main_arg)
+{
+	HTAB	   *workers;
+	HASHCTL		ctl;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("flowpg launcher");
+
+	SpinLockAcquire(&shared->mutex);
+	shared->launcher_latch = MyLatch;
+	SpinLockRelease(&shared->mutex);
+
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(RunningWorker);
+	workers = hash_create("flowpg workers", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+
+	for (;;)
+	{
+		List	   *dboids;
+		ListCell   *lc;
+		TimestampTz now = GetCurrentTimestamp();
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		dboids = connectable_databases();
+		foreach(lc, dboids)
+		{
+			Oid			dboid = lfirst_oid(lc);
+			bool		found;
+			RunningWorker *rw = hash_search(workers, &dboid, HASH_ENTER, &found);
+			pid_t		pid;
+
+			if (found && rw->handle &&
+				GetBackgroundWorkerPid(rw->handle, &pid) != BGWH_STOPPED)
+				continue;
+			rw->handle = database_needs_worker(dboid, now) ? start_worker(dboid) : NULL;
+		}
+		list_free(dboids);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 LAUNCHER_NAP_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* The next run of a flow after a successful one. */
+static TimestampTz
+next_run_after(FlowEntry *entry, BatchResult *result, TimestampTz started,
+			   TimestampTz finished)
+{
+	int64		delay;
+
+	if (result->more_pending)
+		return finished;		/* a backlog: go on at once */
+	if (entry->eval_interval)
+		return finished + entry->eval_interval->time +
+			(int64) entry->eval_interval->day * USECS_PER_DAY;
+	/* adaptive: as long as the run took, within [min interval, window] */
+	delay = Max(finished - started, (int64) flowpg_min_refresh_interval_ms * 1000);
+	if (result->window_usecs > 0)
+		delay = Min(delay, result->window_usecs);
+	return finished + delay;
+}
+
+static TimestampTz
+next_run_after_failure(int consecutive, TimestampTz finished)
+{
+	int64		delay = Max((int64) flowpg_min_refresh_interval_ms * 1000, USECS_PER_SEC);
+
+	for (int i = 1; i < consecutive && delay < MAX_BACKOFF_USECS; i++)
+		delay *= 2;
+	return finished + Min(delay, MAX_BACKOFF_USECS);
+}
+
+/* One run of one flow, in its own transaction; errors stay in it. */
+static void
+run_flow(int64 flow_id)
+{
+	MemoryContext oldcontext;
+	ResourceOwner oldowner;
+	FlowEntry  *entry;
+	TimestampTz started;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	entry = catalog_get_by_id(flow_id);
+	if (entry == NULL)
+	{
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		return;
+	}
+	pgstat_report_activity(STATE_RUNNING, psprintf("flowpg: refreshing flow %s", entry->flow_name));
+	started = GetCurrentTimestamp();
+
+	oldcontext = CurrentMemoryContext;
+	oldowner = CurrentResourceOwner;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		BatchResult result;
+		TimestampTz finished;
+
+		if (flowpg_query_timeout_ms > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
+		result = batch_refresh_dirty(entry);
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		finished = GetCurrentTimestamp();
+		if (result.log_entries > 0)
+			stats_record_run(flow_id, &result, started, finished,
+							 next_run_after(entry, &result, started, finished));
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+
+		if (flowpg_slow_query_threshold_ms >= 0 &&
+			finished - started > (int64) flowpg_slow_query_threshold_ms * 1000)
+			ereport(LOG,
+					(errmsg("flowpg: flow \"%s\" took %.1f s to refresh %d dirty ranges",
+							entry->flow_name, (finished - started) / 1000000.0,
+							result.log_entries)));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		TimestampTz finished = GetCurrentTimestamp();
+		int			consecutive;
+
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+
+		ereport(LOG,
+				(errmsg("flowpg: flow \"%s\" failed: %s", entry->flow_name, edata->message)));
+		consecutive = stats_record_failure(flow_id, edata, started, finished);
+		stats_set_next_run(flow_id, next_run_after_failure(consecutive, finished));
+	}
+	PG_END_TRY();
+
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * Runs the due flows.  Returns false when the database has no flows left;
+ * *wait_ms gets the time until the next due run.
+ */
+static bool
+run_due_flows(long *wait_ms)
+{
+	List	   *due = NIL;
+	ListCell   *lc;
+	bool		has_flows;
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next_due = now + WORKER_POLL_MS * 1000L;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	has_flows = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists();
+	if (has_flows)
+	{
+		catalog_query_privileged("SELECT f.flow_id, r.next_run_at, "
+								 "EXISTS (SELECT 1 FROM flowpg.dirty_log d WHERE d.flow_id = f.flow_id) "
+								 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
+								 0, NULL, NULL, NULL);
+		has_flows = SPI_processed > 0;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			bool		next_null;
+			int64		flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			TimestampTz next = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &next_null));
+			bool		pending = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
+
+			if (!pending)
+				continue;
+			if (next_null || next <= now)
+			{
+				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+				due = lappend(due, palloc(sizeof(int64)));
+				*(int64 *) llast(due) = flow_id;
+				MemoryContextSwitchTo(old);
+			}
+			else if (next < next_due)
+				next_due = next;
+		}
+		catalog_query_privileged_end();
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+
+	if (flowpg_enabled)
+	{
+		foreach(lc, due)
+		{
+			CHECK_FOR_INTERRUPTS();
+			run_flow(*(int64 *) lfirst(lc));
+		}
+	}
+	list_free_deep(due);
+	*wait_ms = Max(10, (next_due - GetCurrentTimestamp()) / 1000);
+	if (due != NIL)
+		*wait_ms = 0;			/* look again: a run may have left a backlog */
+	return has_flows;
+}
+
+void
+flowpg_worker_main(Datum main_arg)
+{
+	Oid			dboid = DatumGetObjectId(main_arg);
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	pgstat_report_appname("flowpg worker");
+
+	for (;;)
+	{
+		long		wait_ms;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (!run_due_flows(&wait_ms))
+		{
+			mark_idle(dboid);
+			proc_exit(0);
+		}
+		if (wait_ms > 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 wait_ms, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+	}
+}

@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.h
+ *	  flowpg's background workers: a launcher and one worker per database.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_WORKER_H
+#define FLOWPG_WORKER_H
+
+/* At load in the postmaster: shared memory hooks and the launcher. */
+extern void worker_register(void);
+
+/* Asks the launcher to make sure this database has a running worker. */
+extern void worker_request(Oid dboid);
+
+#endif							/* FLOWPG_WORKER_H */
