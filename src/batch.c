@@ -59,6 +59,7 @@ typedef struct WindowRange
 {
 	int64		start;
 	int64		end;
+	bool		from_beginning;	/* no start: everything up to end */
 	bool		unbounded;		/* no end: everything from start on */
 } WindowRange;
 
@@ -116,10 +117,13 @@ ranges_qual(FlowPlan *plan, List *ranges)
 	foreach(lc, ranges)
 	{
 		WindowRange *r = lfirst(lc);
-		List	   *conds = list_make1(time_compare(plan, var, BTGreaterEqualStrategyNumber, r->start));
+		List	   *conds = NIL;
 
+		if (!r->from_beginning)
+			conds = lappend(conds, time_compare(plan, var, BTGreaterEqualStrategyNumber, r->start));
 		if (!r->unbounded)
 			conds = lappend(conds, time_compare(plan, var, BTLessStrategyNumber, r->end));
+		Assert(conds != NIL);
 		arms = lappend(arms, make_ands_explicit(conds));
 	}
 	return list_length(arms) == 1 ? linitial(arms) : (Node *) make_orclause(arms);
@@ -162,9 +166,13 @@ recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bo
 
 			if (foreach_current_index(lc) > 0)
 				appendStringInfoString(&sql, " OR ");
-			argtypes[nargs] = wtype;
-			args[nargs++] = datumCopy(window_probe_eval(probe, r->start), typbyval, typlen);
-			appendStringInfo(&sql, "(%s >= $%d", wcol, nargs);
+			appendStringInfoString(&sql, "(true");
+			if (!r->from_beginning)
+			{
+				argtypes[nargs] = wtype;
+				args[nargs++] = datumCopy(window_probe_eval(probe, r->start), typbyval, typlen);
+				appendStringInfo(&sql, " AND %s >= $%d", wcol, nargs);
+			}
 			if (!r->unbounded)
 			{
 				argtypes[nargs] = wtype;
@@ -207,8 +215,9 @@ clip_expired(List *ranges, int64 cutoff)
 
 		if (!r->unbounded && r->end <= cutoff)
 			continue;
-		if (r->start < cutoff)
+		if (r->from_beginning || r->start < cutoff)
 			r->start = cutoff;
+		r->from_beginning = false;
 		kept = lappend(kept, r);
 	}
 	return kept;
@@ -256,9 +265,8 @@ recompute_whole(RunContext *run)
 
 	if (run->entry->expire_after == NULL || run->probe == NULL)
 		return recompute(run->entry, run->plan, run->probe, NIL, true);
-	all = palloc(sizeof(WindowRange));
+	all = palloc0(sizeof(WindowRange));
 	all->start = window_expiry_cutoff(run->probe, run->entry->expire_after);
-	all->end = 0;
 	all->unbounded = true;
 	ranges = list_make1(all);
 	return recompute(run->entry, run->plan, run->probe, ranges, false);
@@ -359,7 +367,7 @@ merge_ranges(WindowProbe *probe, List *entries, List **consumed)
 			{
 				if (list_length(ranges) == MAX_RANGES_PER_RUN)
 					break;
-				cur = palloc(sizeof(WindowRange));
+				cur = palloc0(sizeof(WindowRange));
 				cur->start = start;
 				cur->end = end;
 				cur->unbounded = unbounded;
@@ -484,7 +492,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 		int64		e;
 		bool		unbounded;
 
-		r->start = run.probe->domain_min;
+		r->from_beginning = true;
 		r->unbounded = true;
 		if (has_start)
 		{
@@ -493,6 +501,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 														  DatumGetTimestampTz(start)),
 						  &s, &e, &unbounded);
 			r->start = s;
+			r->from_beginning = false;
 		}
 		if (has_end)
 		{
@@ -504,7 +513,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 			r->end = e;
 			r->unbounded = unbounded;
 		}
-		if (!r->unbounded && r->end <= r->start)
+		if (!r->unbounded && !r->from_beginning && r->end <= r->start)
 			rows = 0;
 		else
 		{

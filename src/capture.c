@@ -39,6 +39,7 @@
 
 #include "capture.h"
 #include "catalog.h"
+#include "planner.h"
 #include "window.h"
 
 PG_FUNCTION_INFO_V1(flowpg_capture);
@@ -135,7 +136,13 @@ capture_entry(Oid relid)
 			continue;			/* only its sink */
 		cf = &entry->flows[n++];
 		cf->flow_id = flow->flow_id;
-		if (flow->time_relid == relid)
+		/*
+		 * A changed row dirties only its own windows when the table is read
+		 * once; a self-join or a subquery over it can carry the change into
+		 * other windows.
+		 */
+		if (flow->time_relid == relid &&
+			flow_plan_count_relation(stringToNode(flow->query_tree), relid) == 1)
 		{
 			cf->time_attno = flow->time_attno;
 			cf->time_type = get_atttype(relid, flow->time_attno);

@@ -693,3 +693,16 @@ flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg)
 
 	return column_walker((Node *) query, &context);
 }
+
+int
+flow_plan_count_relation(Query *query, Oid relid)
+{
+	RelationWalkContext walk = {NIL};
+	ListCell   *lc;
+	int			n = 0;
+
+	(void) relation_walker((Node *) query, &walk);
+	foreach(lc, walk.rtes)
+		n += lfirst_node(RangeTblEntry, lc)->relid == relid;
+	return n;
+}

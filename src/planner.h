@@ -102,6 +102,9 @@ extern struct WindowProbe *flow_plan_window_probe(FlowPlan *plan);
 typedef bool (*FlowColumnVisitor) (Var *var, RangeTblEntry *rte, void *arg);
 extern bool flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg);
 
+/* How many range table entries, at any query level, read the table. */
+extern int	flow_plan_count_relation(Query *query, Oid relid);
+
 extern FlowMode flow_mode_from_name(const char *name);
 extern const char *flow_mode_name(FlowMode mode);
 
