@@ -140,3 +140,48 @@ UNION ALL
 SELECT 'device_totals',
        (SELECT count(*) FROM (SELECT * FROM t EXCEPT ALL SELECT * FROM tt) a)
      + (SELECT count(*) FROM (SELECT * FROM tt EXCEPT ALL SELECT * FROM t) b);
+
+\echo
+\echo '=============================================================================='
+\echo ' 8. New rows arrive: 2 more minutes of readings, a late reading for 00:00,'
+\echo '    and a correction (UPDATE) -- nobody calls flush_flow: the flowpg worker'
+\echo '    recomputes the dirty windows by itself (flowpg.min_refresh_interval = 1s)'
+\echo '=============================================================================='
+INSERT INTO metrics (ts, device, value)
+SELECT timestamptz '2024-01-01 03:00:00+00' + s * interval '15 seconds', d, 60 + d
+  FROM generate_series(0, 7) AS s, generate_series(1, 4) AS d;
+INSERT INTO metrics VALUES ('2024-01-01 00:00:05+00', 1, 99.75);
+UPDATE metrics SET value = value + 1 WHERE device = 2 AND ts < '2024-01-01 00:01:00+00';
+
+SELECT flow_name, pending, pending_rows FROM flowpg.flow_stats ORDER BY flow_id;
+
+\echo '... waiting for the worker (at most 20 s)'
+\set QUIET on
+DO $$
+BEGIN
+    FOR i IN 1..200 LOOP
+        EXIT WHEN NOT EXISTS (SELECT 1 FROM flowpg.flow_stats WHERE pending > 0);
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END $$;
+\set QUIET off
+
+SELECT flow_name, mode, runs, rows_in, rows_out, pending, last_run_duration, failures
+  FROM flowpg.flow_stats ORDER BY flow_id;
+
+\echo
+\echo '--- metrics_per_minute: the new minutes and the corrected first minute'
+SELECT device, minute, n, total, mean, lo, hi
+  FROM metrics_per_minute
+ WHERE minute IN ('2024-01-01 00:00:00+00', '2024-01-01 03:00:00+00', '2024-01-01 03:01:00+00')
+ ORDER BY minute, device;
+
+\echo
+\echo '--- device_totals (eval_interval 30 s: it may not have run yet; flush it)'
+SELECT flowpg.flush_flow('device_totals') AS rows_written;
+SELECT device, n, total, last_seen FROM device_totals ORDER BY device;
+
+\echo
+\echo '--- pg_stat_activity: the flowpg background workers'
+SELECT backend_type, application_name, datname
+  FROM pg_stat_activity WHERE backend_type LIKE 'flowpg%' ORDER BY backend_type;

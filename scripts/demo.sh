@@ -171,6 +171,7 @@ max_prepared_transactions = 10
 fsync = off
 lc_messages = 'C'
 timezone = 'UTC'
+flowpg.min_refresh_interval = '1s'
 log_line_prefix = '%m [%p] %q%a '
 CONF
     fi
