@@ -39,6 +39,9 @@ else
 include $(PGXS)
 endif
 
+# PGXS tracks no header dependencies: rebuild everything when one changes.
+$(OBJS): $(wildcard src/*.h)
+
 .PHONY: deps demo test bench
 
 deps:

@@ -8,6 +8,15 @@
  */
 CREATE SEQUENCE flowpg.flow_id_seq;
 
+/*
+ * flowpg_flows holds one view per flow, over the flow's query.  It is never
+ * read: it makes PostgreSQL record what the flow depends on (tables,
+ * columns, functions, types, operators), so that DROP and ALTER refuse to
+ * break a flow, as they refuse for any view.
+ */
+CREATE SCHEMA flowpg_flows;
+REVOKE ALL ON SCHEMA flowpg_flows FROM PUBLIC;
+
 CREATE TABLE flowpg.flow (
 	flow_id			bigint PRIMARY KEY DEFAULT nextval('flowpg.flow_id_seq'),
 	flow_name		text NOT NULL UNIQUE,
@@ -30,8 +39,11 @@ CREATE TABLE flowpg.flow (
 		CHECK (state IN ('active', 'recovering', 'failed', 'disabled')),
 	state_reason	text,
 	created_at		timestamptz NOT NULL DEFAULT now(),
-	updated_at		timestamptz NOT NULL DEFAULT now()
+	updated_at		timestamptz NOT NULL DEFAULT now(),
+	planned_in		text NOT NULL,		/* system id:database oid of query_tree */
+	deps_view		regclass			/* flowpg_flows.<name>, see below */
 );
+/* (src/catalog.c reads rows by column position: keep the order.) */
 ALTER SEQUENCE flowpg.flow_id_seq OWNED BY flowpg.flow.flow_id;
 
 SELECT pg_catalog.pg_extension_config_dump('flowpg.flow', '');
@@ -143,7 +155,7 @@ AS 'MODULE_PATHNAME', 'flowpg_flow_window_bounds'
 LANGUAGE C STRICT STABLE;
 
 /* Deparses a stored query tree under the flow's pinned settings. */
-CREATE FUNCTION flowpg._deparse_query(query_tree text, settings text[])
+CREATE FUNCTION flowpg._deparse_query(flow_id bigint)
 RETURNS text
 AS 'MODULE_PATHNAME', 'flowpg_deparse_query'
 LANGUAGE C STRICT STABLE;
@@ -179,7 +191,7 @@ SELECT f.flow_id,
 			   ELSE '' END
 	   || ' AS ' || q.query AS flow_definition
 FROM flowpg.flow f
-CROSS JOIN LATERAL flowpg._deparse_query(f.query_tree, f.settings) AS q(query)
+CROSS JOIN LATERAL flowpg._deparse_query(f.flow_id) AS q(query)
 LEFT JOIN pg_catalog.pg_attribute a
 	   ON a.attrelid = f.time_table AND a.attnum = f.time_column;
 
@@ -208,11 +220,15 @@ LEFT JOIN (SELECT flow_id, count(*) AS pending, sum(nrows) AS pending_rows,
 				  min(logged_at) AS oldest
 			 FROM flowpg.dirty_log GROUP BY flow_id) d USING (flow_id);
 
-/* flowpg.flow_errors: the most recent errors of each flow. */
+/*
+ * flowpg.flow_errors: the most recent errors of each flow.  Messages can
+ * quote data, so each role sees only the errors of flows it may act for.
+ */
 CREATE VIEW flowpg.flow_errors AS
 SELECT e.flow_id, f.flow_name, e.at, e.sqlstate, e.message, e.detail
 FROM flowpg.flow_error e
-JOIN flowpg.flow f USING (flow_id);
+JOIN flowpg.flow f USING (flow_id)
+WHERE pg_catalog.pg_has_role(f.owner, 'USAGE');
 
 GRANT USAGE ON SCHEMA flowpg TO PUBLIC;
 GRANT SELECT ON flowpg.flows, flowpg.flow_stats, flowpg.flow_errors TO PUBLIC;
@@ -246,3 +262,7 @@ LANGUAGE C;
 
 CREATE TRIGGER flow_restore_fixup BEFORE INSERT ON flowpg.flow
 	FOR EACH ROW EXECUTE FUNCTION flowpg._catalog_restore_fixup();
+
+/* Internal functions: run by flowpg itself, not callable by users. */
+REVOKE EXECUTE ON FUNCTION flowpg._capture(), flowpg._catalog_restore_fixup(),
+	flowpg._on_sql_drop(), flowpg._on_ddl_command_end() FROM PUBLIC;

@@ -1,5 +1,6 @@
--- DDL on the tables of a flow: renames are followed, changes that would
--- break a flow are refused, and dropping a table drops its flows.
+-- DDL on what a flow uses: renames are followed; dropping or retyping what
+-- it reads is refused as for a view (CASCADE drops the flow too); dropping
+-- its sink drops it; its capture triggers cannot be dropped or disabled.
 -- Stable output: UTC, ISO dates.
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, YMD';
@@ -31,12 +32,16 @@ ALTER TABLE store.purchases DROP COLUMN note;
 ALTER TABLE store.purchases ADD COLUMN channel text;
 ALTER TABLE store.sales_per_hour ADD COLUMN remark text;
 
--- Columns it reads or writes cannot be dropped or retyped.
+-- Columns it reads or writes cannot be dropped or retyped, nor can its
+-- capture triggers be dropped or disabled.
 ALTER TABLE store.purchases DROP COLUMN amount;
 ALTER TABLE store.purchases ALTER COLUMN customer_id TYPE bigint;
 ALTER TABLE store.sales_per_hour DROP COLUMN revenue;
 ALTER TABLE store.sales_per_hour ALTER COLUMN revenue TYPE float8;
 ALTER TABLE store.sales_per_hour RENAME COLUMN revenue TO income;
+DROP TRIGGER flowpg_capture_insert ON store.purchases;
+ALTER TABLE store.purchases DISABLE TRIGGER ALL;
+ALTER TABLE store.purchases DISABLE TRIGGER flowpg_capture_update;
 SELECT attname FROM pg_attribute WHERE attrelid = 'store.purchases'::regclass
    AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
 
@@ -47,10 +52,17 @@ SET client_min_messages = notice;
 DROP TABLE store.daily_sales;
 SELECT count(*) FROM flowpg.flows WHERE flow_name = 'daily_sales';
 
--- Dropping the source drops every flow that reads it; sinks stay.
+-- A function a flow uses cannot be dropped.
+CREATE FUNCTION store.day_of(t timestamptz) RETURNS timestamptz
+	LANGUAGE sql IMMUTABLE RETURN date_trunc('day', t);
 SELECT flowpg.create_flow('daily_sales', 'store.daily_sales',
-  $$SELECT date_trunc('day', placed_at) AS day, count(*) AS n FROM store.purchases GROUP BY 1$$) > 0 AS created;
+  $$SELECT store.day_of(placed_at) AS day, count(*) AS n FROM store.purchases GROUP BY 1$$) > 0 AS created;
+DROP FUNCTION store.day_of(timestamptz);
+
+-- Dropping the source is refused; with CASCADE it drops every flow that
+-- reads it, and their sinks stay.
 DROP TABLE store.purchases;
+DROP TABLE store.purchases CASCADE;
 RESET client_min_messages;
 SELECT count(*) FROM flowpg.flows WHERE flow_name IN ('daily_sales', 'hourly_sales');
 SELECT to_regclass('store.sales_per_hour') IS NOT NULL AS sink_kept;

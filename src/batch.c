@@ -239,11 +239,13 @@ run_begin(RunContext *run, FlowEntry *entry)
 {
 	run->entry = entry;
 	run->plan = flow_plan_query_tree(stringToNode(entry->query_tree));
+	GetUserIdAndSecContext(&run->save_userid, &run->save_sec_context);
+	/* the owner's code runs here: it may not change the caller's session */
+	SetUserIdAndSecContext(entry->owner,
+						   run->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
 	run->nestlevel = flow_settings_push(entry->settings);
 	run->probe = run->plan->window_expr ? flow_plan_window_probe(run->plan) : NULL;
-	GetUserIdAndSecContext(&run->save_userid, &run->save_sec_context);
-	SetUserIdAndSecContext(entry->owner,
-						   run->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 }
@@ -252,8 +254,8 @@ static void
 run_end(RunContext *run)
 {
 	SPI_finish();
-	SetUserIdAndSecContext(run->save_userid, run->save_sec_context);
 	flow_settings_pop(run->nestlevel);
+	SetUserIdAndSecContext(run->save_userid, run->save_sec_context);
 }
 
 /* The whole flow, within expire_after. */
@@ -423,6 +425,10 @@ batch_refresh_dirty(FlowEntry *entry)
 	ListCell   *lc;
 
 	batch_lock_flow(entry->flow_id);
+	/* the flow may have been replaced or dropped while we waited */
+	entry = catalog_get_by_id(entry->flow_id);
+	if (entry == NULL)
+		return result;
 	entries = read_dirty_log(entry->flow_id);
 	if (entries == NIL)
 		return result;
@@ -482,6 +488,9 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 	uint64		rows;
 
 	batch_lock_flow(entry->flow_id);
+	entry = catalog_get_by_id(entry->flow_id);
+	if (entry == NULL)
+		return 0;
 	run_begin(&run, entry);
 	if (run.probe == NULL || (!has_start && !has_end))
 		rows = recompute_whole(&run);
@@ -508,7 +517,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 			/* the window holding the last value before end */
 			window_bounds(run.probe,
 						  window_ordinal_from_timestamptz(run.plan->time_type,
-														  DatumGetTimestampTz(end)) - 1,
+														  DatumGetTimestampTz(end) - 1),
 						  &s, &e, &unbounded);
 			r->end = e;
 			r->unbounded = unbounded;

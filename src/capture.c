@@ -335,6 +335,7 @@ capture_install(Oid relid)
 	}
 }
 
+
 void
 capture_remove_if_unused(Oid relid)
 {

@@ -14,7 +14,11 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "common/hashfn.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -26,20 +30,21 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/jsonb.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "catalog.h"
+#include "settings.h"
 
-#define FLOW_COLUMNS \
-	"flow_id, flow_name, owner::oid, mode, kind, source_tables::oid[], " \
-	"sink_table::oid, query, query_tree, time_table::oid, time_column, " \
-	"window_expr, expire_after, eval_interval, comment, settings, " \
-	"options::text, state"
+/* Lock tag class (field 4) of flow name locks; user advisory locks use 1 and 2. */
+#define FLOWPG_NAME_LOCK_CLASS 0x464D
 
 typedef struct CatalogAccess
 {
 	Oid			save_userid;
 	int			save_sec_context;
+	int			nestlevel;
 	MemoryContext caller_context;
 } CatalogAccess;
 
@@ -54,6 +59,12 @@ catalog_relid(void)
 				 errmsg("flowpg's catalog is missing"),
 				 errhint("Run CREATE EXTENSION flowpg in this database.")));
 	return relid;
+}
+
+char *
+catalog_planned_in(void)
+{
+	return psprintf(UINT64_FORMAT ":%u", GetSystemIdentifier(), MyDatabaseId);
 }
 
 bool
@@ -86,6 +97,8 @@ catalog_begin(CatalogAccess *access)
 						   access->save_sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
+	/* no object of the caller's may be found by name while privileged */
+	access->nestlevel = settings_push_safe_search_path();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 }
@@ -94,6 +107,7 @@ static void
 catalog_end(CatalogAccess *access)
 {
 	SPI_finish();
+	flow_settings_pop(access->nestlevel);
 	SetUserIdAndSecContext(access->save_userid, access->save_sec_context);
 }
 
@@ -132,146 +146,212 @@ catalog_query_privileged_end(void)
 	catalog_end(&open_query_access);
 }
 
+bool		catalog_own_ddl = false;
+
 void
 catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
 						   const char *nulls)
 {
-	catalog_query_privileged(sql, nargs, argtypes, args, nulls);
-	catalog_query_privileged_end();
+	bool		was_own_ddl = catalog_own_ddl;
+
+	/* flowpg's own DDL (dependency views, capture triggers) is not policed */
+	catalog_own_ddl = true;
+	PG_TRY();
+	{
+		catalog_query_privileged(sql, nargs, argtypes, args, nulls);
+		catalog_query_privileged_end();
+	}
+	PG_FINALLY();
+	{
+		catalog_own_ddl = was_own_ddl;
+	}
+	PG_END_TRY();
 }
 
 void
-catalog_lock_for_ddl(void)
+catalog_lock_flow_name(const char *flow_name)
 {
-	LockRelationOid(catalog_relid(), ShareRowExclusiveLock);
+	LOCKTAG		tag;
+	uint32		hash = DatumGetUInt32(hash_any((const unsigned char *) flow_name,
+											   strlen(flow_name)));
+
+	/* RowExclusive on the catalog keeps DROP EXTENSION out meanwhile */
+	LockRelationOid(catalog_relid(), RowExclusiveLock);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, hash, 0, FLOWPG_NAME_LOCK_CLASS);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
-static char *
-text_column(HeapTuple tuple, TupleDesc desc, int column)
+/* Columns of flowpg.flow, in the order of its CREATE TABLE. */
+enum
 {
-	bool		isnull;
-	Datum		value = SPI_getbinval(tuple, desc, column, &isnull);
+	Col_flow_id = 1, Col_flow_name, Col_owner, Col_mode, Col_kind,
+	Col_source_tables, Col_sink_table, Col_query, Col_query_tree,
+	Col_time_table, Col_time_column, Col_window_expr, Col_expire_after,
+	Col_eval_interval, Col_comment, Col_settings, Col_options, Col_state,
+	Col_state_reason, Col_created_at, Col_updated_at, Col_planned_in,
+	Col_deps_view, Natts_flow
+};
 
-	return isnull ? NULL : TextDatumGetCString(value);
+static char *
+text_value(Datum *values, bool *nulls, int column)
+{
+	return nulls[column - 1] ? NULL : TextDatumGetCString(values[column - 1]);
 }
 
 static FlowEntry *
-entry_from_tuple(HeapTuple tuple, TupleDesc desc)
+entry_from_heap(HeapTuple tuple, TupleDesc desc)
 {
 	FlowEntry  *entry = palloc0(sizeof(FlowEntry));
-	bool		isnull;
-	Datum		value;
+	Datum		values[Natts_flow];
+	bool		nulls[Natts_flow];
+	Datum	   *items;
+	int			nitems;
 
-	entry->flow_id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-	entry->flow_name = text_column(tuple, desc, 2);
-	entry->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
-	entry->mode = text_column(tuple, desc, 4);
-	entry->is_aggregate = strcmp(text_column(tuple, desc, 5), "aggregate") == 0;
-
-	value = SPI_getbinval(tuple, desc, 6, &isnull);
-	{
-		Datum	   *items;
-		int			nitems;
-
-		deconstruct_array(DatumGetArrayTypeP(value), OIDOID, sizeof(Oid), true,
-						  TYPALIGN_INT, &items, NULL, &nitems);
-		for (int i = 0; i < nitems; i++)
-			entry->source_relids = lappend_oid(entry->source_relids,
-											   DatumGetObjectId(items[i]));
-	}
-	entry->sink_relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 7, &isnull));
-	entry->query = text_column(tuple, desc, 8);
-	entry->query_tree = text_column(tuple, desc, 9);
-	value = SPI_getbinval(tuple, desc, 10, &isnull);
-	entry->time_relid = isnull ? InvalidOid : DatumGetObjectId(value);
-	value = SPI_getbinval(tuple, desc, 11, &isnull);
-	entry->time_attno = isnull ? InvalidAttrNumber : DatumGetInt16(value);
-	entry->window_expr = text_column(tuple, desc, 12);
-	value = SPI_getbinval(tuple, desc, 13, &isnull);
-	entry->expire_after = isnull ? NULL : DatumGetIntervalP(datumCopy(value, false, sizeof(Interval)));
-	value = SPI_getbinval(tuple, desc, 14, &isnull);
-	entry->eval_interval = isnull ? NULL : DatumGetIntervalP(datumCopy(value, false, sizeof(Interval)));
-	entry->comment = text_column(tuple, desc, 15);
-	value = SPI_getbinval(tuple, desc, 16, &isnull);
-	entry->settings = DatumGetArrayTypePCopy(value);
-	entry->options = text_column(tuple, desc, 17);
-	entry->state = text_column(tuple, desc, 18);
+	Assert(desc->natts == Natts_flow - 1);
+	heap_deform_tuple(tuple, desc, values, nulls);
+	entry->flow_id = DatumGetInt64(values[Col_flow_id - 1]);
+	entry->flow_name = text_value(values, nulls, Col_flow_name);
+	entry->owner = DatumGetObjectId(values[Col_owner - 1]);
+	entry->mode = text_value(values, nulls, Col_mode);
+	entry->is_aggregate = strcmp(text_value(values, nulls, Col_kind), "aggregate") == 0;
+	deconstruct_array(DatumGetArrayTypeP(values[Col_source_tables - 1]), REGCLASSOID,
+					  sizeof(Oid), true, TYPALIGN_INT, &items, NULL, &nitems);
+	for (int i = 0; i < nitems; i++)
+		entry->source_relids = lappend_oid(entry->source_relids, DatumGetObjectId(items[i]));
+	entry->sink_relid = DatumGetObjectId(values[Col_sink_table - 1]);
+	entry->query = text_value(values, nulls, Col_query);
+	entry->query_tree = text_value(values, nulls, Col_query_tree);
+	entry->time_relid = nulls[Col_time_table - 1] ? InvalidOid :
+		DatumGetObjectId(values[Col_time_table - 1]);
+	entry->time_attno = nulls[Col_time_column - 1] ? InvalidAttrNumber :
+		DatumGetInt16(values[Col_time_column - 1]);
+	entry->window_expr = text_value(values, nulls, Col_window_expr);
+	entry->expire_after = nulls[Col_expire_after - 1] ? NULL :
+		DatumGetIntervalP(datumCopy(values[Col_expire_after - 1], false, sizeof(Interval)));
+	entry->eval_interval = nulls[Col_eval_interval - 1] ? NULL :
+		DatumGetIntervalP(datumCopy(values[Col_eval_interval - 1], false, sizeof(Interval)));
+	entry->comment = text_value(values, nulls, Col_comment);
+	entry->settings = DatumGetArrayTypePCopy(values[Col_settings - 1]);
+	entry->options = DatumGetCString(DirectFunctionCall1(jsonb_out, values[Col_options - 1]));
+	entry->state = text_value(values, nulls, Col_state);
+	entry->deps_view = nulls[Col_deps_view - 1] ? InvalidOid :
+		DatumGetObjectId(values[Col_deps_view - 1]);
 	return entry;
 }
 
-/* Runs a SELECT of FLOW_COLUMNS and returns the entries, in the caller's context. */
-static List *
-catalog_select(const char *where, int nargs, Oid *argtypes, Datum *args)
+typedef bool (*EntryFilter) (FlowEntry *entry, const void *arg);
+
+static int
+compare_flow_ids(const ListCell *a, const ListCell *b)
 {
-	CatalogAccess access;
+	int64		x = ((FlowEntry *) lfirst(a))->flow_id;
+	int64		y = ((FlowEntry *) lfirst(b))->flow_id;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The flows that pass filter, read under the latest snapshot: what is
+ * committed now (and this transaction's own changes), whatever the caller's
+ * isolation level, so that a writer in a REPEATABLE READ transaction still
+ * sees a flow created after its snapshot.  No SQL runs, so nothing is looked
+ * up by name.
+ */
+static List *
+catalog_scan(EntryFilter filter, const void *arg)
+{
+	Relation	rel = table_open(catalog_relid(), AccessShareLock);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
 	List	   *entries = NIL;
-	char	   *sql = psprintf("SELECT " FLOW_COLUMNS " FROM flowpg.flow %s ORDER BY flow_id", where);
-	int			rc;
+	HeapTuple	tuple;
 
-	catalog_begin(&access);
-	/*
-	 * Not read-only, so that SPI takes a new snapshot: after waiting for the
-	 * DDL lock, a flow committed or dropped meanwhile must be seen.
-	 */
-	rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "reading flowpg.flow failed: %s", SPI_result_code_string(rc));
-	for (uint64 i = 0; i < SPI_processed; i++)
+	while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
-		MemoryContext old = MemoryContextSwitchTo(access.caller_context);
+		FlowEntry  *entry = entry_from_heap(tuple, RelationGetDescr(rel));
 
-		entries = lappend(entries, entry_from_tuple(SPI_tuptable->vals[i],
-													SPI_tuptable->tupdesc));
-		MemoryContextSwitchTo(old);
+		if (filter == NULL || filter(entry, arg))
+			entries = lappend(entries, entry);
 	}
-	catalog_end(&access);
+	table_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	list_sort(entries, compare_flow_ids);
 	return entries;
+}
+
+static bool
+filter_id(FlowEntry *entry, const void *arg)
+{
+	return entry->flow_id == *(const int64 *) arg;
+}
+
+static bool
+filter_name(FlowEntry *entry, const void *arg)
+{
+	return strcmp(entry->flow_name, (const char *) arg) == 0;
+}
+
+static bool
+filter_sink(FlowEntry *entry, const void *arg)
+{
+	return entry->sink_relid == *(const Oid *) arg;
+}
+
+static bool
+filter_relation(FlowEntry *entry, const void *arg)
+{
+	Oid			relid = *(const Oid *) arg;
+
+	return entry->sink_relid == relid || list_member_oid(entry->source_relids, relid);
+}
+
+static bool
+filter_deps_view(FlowEntry *entry, const void *arg)
+{
+	return entry->deps_view == *(const Oid *) arg;
+}
+
+static FlowEntry *
+first_entry(List *entries)
+{
+	return entries ? linitial(entries) : NULL;
 }
 
 FlowEntry *
 catalog_get_by_id(int64 flow_id)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(flow_id)};
-	List	   *entries = catalog_select("WHERE flow_id = $1", 1, argtypes, args);
-
-	return entries ? linitial(entries) : NULL;
+	return first_entry(catalog_scan(filter_id, &flow_id));
 }
 
 FlowEntry *
 catalog_get_by_name(const char *flow_name)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(flow_name)};
-	List	   *entries = catalog_select("WHERE flow_name = $1", 1, argtypes, args);
-
-	return entries ? linitial(entries) : NULL;
+	return first_entry(catalog_scan(filter_name, flow_name));
 }
 
 List *
 catalog_get_all(void)
 {
-	return catalog_select("", 0, NULL, NULL);
+	return catalog_scan(NULL, NULL);
 }
 
 FlowEntry *
 catalog_get_by_sink(Oid sink_relid)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(sink_relid)};
-	List	   *entries = catalog_select("WHERE sink_table = $1::regclass", 1, argtypes, args);
-
-	return entries ? linitial(entries) : NULL;
+	return first_entry(catalog_scan(filter_sink, &sink_relid));
 }
 
 List *
 catalog_get_by_relation(Oid relid)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	return catalog_scan(filter_relation, &relid);
+}
 
-	return catalog_select("WHERE sink_table = $1::regclass OR $1::regclass = ANY (source_tables)",
-						  1, argtypes, args);
+FlowEntry *
+catalog_get_by_deps_view(Oid view_relid)
+{
+	return first_entry(catalog_scan(filter_deps_view, &view_relid));
 }
 
 static Datum
@@ -291,8 +371,8 @@ oid_list_to_array(List *oids)
 #define WRITE_COLUMNS \
 	"flow_name, owner, mode, kind, source_tables, sink_table, query, " \
 	"query_tree, time_table, time_column, window_expr, expire_after, " \
-	"eval_interval, comment, settings, options"
-#define WRITE_NARGS 16
+	"eval_interval, comment, settings, options, planned_in, deps_view"
+#define WRITE_NARGS 18
 
 static void
 entry_to_args(FlowEntry *entry, Oid *types, Datum *values, char *nulls)
@@ -321,6 +401,8 @@ entry_to_args(FlowEntry *entry, Oid *types, Datum *values, char *nulls)
 		entry->comment == NULL);
 	ARG(TEXTARRAYOID, PointerGetDatum(entry->settings), false);
 	ARG(TEXTOID, CStringGetTextDatum(entry->options ? entry->options : "{}"), false);
+	ARG(TEXTOID, CStringGetTextDatum(catalog_planned_in()), false);
+	ARG(OIDOID, ObjectIdGetDatum(entry->deps_view), !OidIsValid(entry->deps_view));
 #undef ARG
 	Assert(i == WRITE_NARGS);
 }
@@ -328,7 +410,7 @@ entry_to_args(FlowEntry *entry, Oid *types, Datum *values, char *nulls)
 /* The placeholders of WRITE_COLUMNS, casting to the catalog's types. */
 #define WRITE_PLACEHOLDERS \
 	"$1, $2::regrole, $3, $4, $5::regclass[], $6::regclass, $7, $8, " \
-	"$9::regclass, $10, $11, $12, $13, $14, $15, $16::jsonb"
+	"$9::regclass, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::regclass"
 
 int64
 catalog_insert(FlowEntry *entry)
@@ -367,7 +449,7 @@ catalog_update(FlowEntry *entry)
 	nulls[WRITE_NARGS] = ' ';
 	catalog_begin(&access);
 	if (SPI_execute_with_args("UPDATE flowpg.flow SET (" WRITE_COLUMNS ", state, state_reason, updated_at) = "
-							  "(" WRITE_PLACEHOLDERS ", 'active', NULL, now()) WHERE flow_id = $17",
+							  "(" WRITE_PLACEHOLDERS ", 'active', NULL, now()) WHERE flow_id = $19",
 							  WRITE_NARGS + 1, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
 	catalog_end(&access);

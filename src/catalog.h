@@ -32,6 +32,7 @@ typedef struct FlowEntry
 	ArrayType  *settings;
 	char	   *options;		/* jsonb, as text */
 	char	   *state;
+	Oid			deps_view;		/* flowpg_flows.<name>: records dependencies */
 } FlowEntry;
 
 /* Does this database have flowpg's catalog (it may be being dropped)? */
@@ -48,15 +49,28 @@ extern void catalog_query_privileged(const char *sql, int nargs, Oid *argtypes,
 									 Datum *args, const char *nulls);
 extern void catalog_query_privileged_end(void);
 
+/* True while catalog_execute_privileged runs: event triggers stand aside. */
+extern bool catalog_own_ddl;
+
 /* The same for a statement whose result is not needed. */
 extern void catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes,
 									   Datum *args, const char *nulls);
 
-/* Serializes flow DDL: create, replace and drop take this lock first. */
-extern void catalog_lock_for_ddl(void);
+/*
+ * Serializes DDL on one flow name (create, replace, drop) until the end of
+ * the transaction; different names do not wait for each other.
+ */
+extern void catalog_lock_flow_name(const char *flow_name);
+
+/*
+ * Where a flow's stored tree was planned ("system identifier:database"): a
+ * catalog row restored from elsewhere has another value and is re-planned.
+ */
+extern char *catalog_planned_in(void);
 
 extern FlowEntry *catalog_get_by_name(const char *flow_name);
 extern FlowEntry *catalog_get_by_id(int64 flow_id);
+extern FlowEntry *catalog_get_by_deps_view(Oid view_relid);
 extern List *catalog_get_all(void);
 extern FlowEntry *catalog_get_by_sink(Oid sink_relid);
 extern List *catalog_get_by_relation(Oid relid);

@@ -1,30 +1,41 @@
 /*-------------------------------------------------------------------------
  *
  * ddl_events.c
- *	  Keeping flows consistent with DDL on their tables, and with restores.
+ *	  Keeping flows consistent with DDL on what they use, and with restores.
  *
- * A flow's stored query tree refers to tables and columns by OID and
- * number, so renaming a source, sink or column never breaks it.  Other DDL
- * is handled like PostgreSQL handles a table's dependent triggers and
- * indexes:
+ * A flow's stored query tree refers to objects by OID and number, so
+ * renames never break it.  For everything else flowpg leans on PostgreSQL's
+ * own dependency tracking: each flow has a view flowpg_flows.<flow name>
+ * over its query, never read, so that
  *
- * - DROP TABLE of a source or sink drops the flows built on it (with a
- *   NOTICE), as a trigger or index goes with its table.
- * - ALTER TABLE that drops or retypes a column a flow reads, or a sink
- *   column a flow writes, is refused, as it is for a column a view uses.
- * - After any ALTER of a table, schema, function or type, the canonical
- *   query text of each flow is deparsed again, so pg_dump carries the
- *   current names.
- * - When pg_restore loads the catalog, its query trees still hold the old
- *   database's OIDs: a row trigger re-plans each flow from its canonical
- *   text under the flow's pinned settings.
+ * - DROP of a source table, a column it reads, a function, type or operator
+ *   it uses is refused like for any view ("other objects depend on it"), and
+ *   with CASCADE the view goes -- and this module drops the flow with it;
+ * - ALTER COLUMN TYPE of a column it reads is refused.
+ *
+ * The event triggers add what a view cannot express:
+ *
+ * - DROP TABLE of a sink drops the flows writing it (with a NOTICE), as a
+ *   table's triggers go with it; a dropped dependency view drops its flow.
+ * - Dropping or disabling a capture trigger of a source, or an ALTER that
+ *   makes a sink unfit (a column dropped, retyped or renamed), is refused.
+ * - ALTER TABLE on a source may attach or detach partitions: the flow is
+ *   marked dirty as a whole.
+ * - After an ALTER, the canonical query text of the flows concerned is
+ *   deparsed again, so that pg_dump carries the current names.
+ * - When pg_restore loads the catalog, its query trees hold the old
+ *   database's OIDs: a row trigger re-plans each flow from its canonical text,
+ *   as the flow's owner and without running any of its functions.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/pg_attribute.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
@@ -37,123 +48,198 @@
 
 #include "capture.h"
 #include "catalog.h"
-#include "worker.h"
+#include "ddl_events.h"
 #include "planner.h"
 #include "settings.h"
 #include "sink.h"
+#include "worker.h"
 
 PG_FUNCTION_INFO_V1(flowpg_on_sql_drop);
 PG_FUNCTION_INFO_V1(flowpg_on_ddl_command_end);
 PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
 
-/* (relid, name) pairs of the pg_class objects an event touched. */
-typedef struct TouchedRelation
+Oid
+deps_create(const char *flow_name, const char *query, ArrayType *settings)
 {
+	int			nestlevel = flow_settings_push(settings);
 	Oid			relid;
-	char	   *identity;
-} TouchedRelation;
 
+	/* the canonical text parses the same under the pinned settings */
+	catalog_execute_privileged(psprintf("CREATE VIEW flowpg_flows.%s AS %s",
+										quote_identifier(flow_name), query),
+							   0, NULL, NULL, NULL);
+	flow_settings_pop(nestlevel);
+	relid = get_relname_relid(flow_name, get_namespace_oid("flowpg_flows", false));
+	Assert(OidIsValid(relid));
+	return relid;
+}
+
+void
+deps_drop(FlowEntry *entry)
+{
+	char	   *name;
+
+	if (!OidIsValid(entry->deps_view) ||
+		(name = get_rel_name(entry->deps_view)) == NULL)
+		return;
+	catalog_execute_privileged(psprintf("DROP VIEW IF EXISTS flowpg_flows.%s",
+										quote_identifier(name)),
+							   0, NULL, NULL, NULL);
+}
+
+/* Drops a flow, and what served it alone, because something it needs went. */
+static void
+drop_flow_for(FlowEntry *entry, const char *why)
+{
+	ListCell   *lc;
+
+	ereport(NOTICE,
+			(errmsg("drop cascades to flow %s", entry->flow_name),
+			 errdetail("%s", why)));
+	catalog_delete(entry->flow_id);
+	deps_drop(entry);
+	foreach(lc, entry->source_relids)
+		capture_remove_if_unused(lfirst_oid(lc));
+}
+
+/* One pg_class object an event touched. */
+typedef struct TouchedObject
+{
+	Oid			objid;
+	int			objsubid;
+	char	   *object_type;
+	char	   *identity;
+	char	   *schema;
+	char	   *name;
+	bool		original;		/* named by the command, not dropped along */
+	bool		is_relation;	/* a pg_class object (objid is the table) */
+} TouchedObject;
+
+/* Reads pg_event_trigger_dropped_objects() / _ddl_commands(). */
 static List *
-touched_relations(const char *function, const char *extra_where)
+touched_objects(bool dropped)
 {
 	List	   *result = NIL;
 	MemoryContext caller = CurrentMemoryContext;
-	char	   *sql = psprintf("SELECT DISTINCT objid, object_identity FROM pg_catalog.%s() "
-							   "WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass %s",
-							   function, extra_where);
+	int			nestlevel = settings_push_safe_search_path();
+	const char *sql = dropped ?
+		"SELECT classid, objid, objsubid, object_type, object_identity, schema_name, "
+		"address_names[pg_catalog.array_upper(address_names, 1)], original "
+		"FROM pg_catalog.pg_event_trigger_dropped_objects()" :
+		"SELECT classid, objid, objsubid, object_type, object_identity, schema_name, NULL, true "
+		"FROM pg_catalog.pg_event_trigger_ddl_commands()";
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "reading %s() failed", function);
+		elog(ERROR, "reading the event trigger's objects failed");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		MemoryContext old = MemoryContextSwitchTo(caller);
-		TouchedRelation *rel = palloc(sizeof(TouchedRelation));
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old;
+		TouchedObject *obj;
 		bool		isnull;
+		Oid			classid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
 
-		rel->relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-													SPI_tuptable->tupdesc, 1, &isnull));
-		rel->identity = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
-		result = lappend(result, rel);
+		if (dropped && classid != RelationRelationId && classid != TriggerRelationId)
+			continue;
+		old = MemoryContextSwitchTo(caller);
+		obj = palloc0(sizeof(TouchedObject));
+		obj->is_relation = classid == RelationRelationId;
+		obj->objid = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
+		obj->objsubid = DatumGetInt32(SPI_getbinval(tuple, desc, 3, &isnull));
+		obj->object_type = SPI_getvalue(tuple, desc, 4);
+		obj->identity = SPI_getvalue(tuple, desc, 5);
+		obj->schema = SPI_getvalue(tuple, desc, 6);
+		obj->name = SPI_getvalue(tuple, desc, 7);
+		obj->original = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
+		result = lappend(result, obj);
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
+	flow_settings_pop(nestlevel);
 	return result;
 }
 
 Datum
 flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 {
-	List	   *dropped;
 	ListCell   *lc;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_on_sql_drop must be called as an event trigger");
-	if (!catalog_exists())
-		PG_RETURN_VOID();		/* flowpg itself is being dropped */
+	if (!catalog_exists() || catalog_own_ddl)
+		PG_RETURN_VOID();		/* flowpg itself is being dropped, or dropping */
 
-	dropped = touched_relations("pg_event_trigger_dropped_objects",
-								"AND objsubid = 0 AND object_type IN ('table', 'partitioned table')");
-	foreach(lc, dropped)
+	foreach(lc, touched_objects(true))
 	{
-		TouchedRelation *rel = lfirst(lc);
+		TouchedObject *obj = lfirst(lc);
 		ListCell   *lc2;
-		ListCell   *lc3;
 
-		foreach(lc2, catalog_get_by_relation(rel->relid))
+		if (obj->objsubid != 0)
+			continue;			/* columns: the dependency views guard them */
+		if (strcmp(obj->object_type, "trigger") == 0)
+		{
+			/* a capture trigger: only with its table, or with its last flow */
+			if (obj->original && obj->name &&
+				strncmp(obj->name, "flowpg_capture_", 15) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+						 errmsg("cannot drop trigger %s: flows capture changes with it",
+								obj->identity),
+						 errhint("Drop the flows that read the table first.")));
+			continue;
+		}
+		if (strcmp(obj->object_type, "view") == 0)
+		{
+			FlowEntry  *entry = catalog_get_by_deps_view(obj->objid);
+
+			if (entry)
+				drop_flow_for(entry, psprintf("The flow used %s, which was dropped.",
+											  "an object"));
+			continue;
+		}
+		if (strcmp(obj->object_type, "table") != 0)
+			continue;
+		foreach(lc2, catalog_get_by_relation(obj->objid))
 		{
 			FlowEntry  *entry = lfirst(lc2);
 
-			ereport(NOTICE,
-					(errmsg("drop cascades to flow %s", entry->flow_name),
-					 errdetail("Table %s was the flow's %s.", rel->identity,
-							   entry->sink_relid == rel->relid ? "sink" : "source")));
-			catalog_delete(entry->flow_id);
-			foreach(lc3, entry->source_relids)
-				if (lfirst_oid(lc3) != rel->relid)
-					capture_remove_if_unused(lfirst_oid(lc3));
+			drop_flow_for(entry, psprintf("Table %s was the flow's %s.", obj->identity,
+										  entry->sink_relid == obj->objid ? "sink" : "source"));
 		}
 	}
 	PG_RETURN_VOID();
 }
 
-typedef struct ColumnCheck
+/* Are the capture triggers of a source there and enabled for every session? */
+static void
+check_capture_triggers(Oid relid, const char *flow_name)
 {
-	Oid			relid;			/* InvalidOid: every table */
-	RangeTblEntry *rte;			/* the offending column, when found */
-	Var		   *var;
-} ColumnCheck;
+	Relation	rel = table_open(relid, AccessShareLock);
+	TriggerDesc *triggers = rel->trigdesc;
+	int			found = 0;
 
-/* Is the column gone, or of another type than the flow was planned with? */
-static bool
-column_changed(Var *var, RangeTblEntry *rte, void *arg)
-{
-	ColumnCheck *check = arg;
-	HeapTuple	tuple;
-	bool		changed;
-
-	if (var->varattno <= 0 ||
-		(OidIsValid(check->relid) && rte->relid != check->relid))
-		return false;
-	tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(rte->relid),
-							Int16GetDatum(var->varattno));
-	if (!HeapTupleIsValid(tuple))
-		changed = true;
-	else
+	for (int i = 0; triggers && i < triggers->numtriggers; i++)
 	{
-		Form_pg_attribute attr = (Form_pg_attribute) GETSTRUCT(tuple);
+		Trigger    *trigger = &triggers->triggers[i];
 
-		changed = attr->attisdropped || attr->atttypid != var->vartype ||
-			attr->atttypmod != var->vartypmod;
-		ReleaseSysCache(tuple);
+		if (strncmp(trigger->tgname, "flowpg_capture_", 15) != 0)
+			continue;
+		found++;
+		if (trigger->tgenabled != TRIGGER_FIRES_ALWAYS)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("trigger %s on table %s must stay enabled: flow \"%s\" captures changes with it",
+							trigger->tgname, RelationGetRelationName(rel), flow_name)));
 	}
-	if (changed)
-	{
-		check->rte = rte;
-		check->var = var;
-	}
-	return changed;
+	table_close(rel, AccessShareLock);
+	if (found < 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the capture triggers of table %s are missing: flow \"%s\" needs them",
+						get_rel_name(relid), flow_name)));
 }
 
 static void
@@ -162,69 +248,57 @@ flow_context_callback(void *arg)
 	errcontext("flow \"%s\" depends on this table", ((FlowEntry *) arg)->flow_name);
 }
 
-/* Errors out when ALTERs to relid broke the flow's source or sink. */
-static void
-revalidate_flow(FlowEntry *entry, Query *query, Oid relid)
-{
-	ColumnCheck check = {relid, NULL, NULL};
-	ErrorContextCallback callback;
-
-	if (flow_plan_walk_columns(query, column_changed, &check))
-	{
-		char	   *colname = get_attname(check.rte->relid, check.var->varattno, true);
-
-		/* a dropped column is named by the flow's own record of it */
-		if (colname == NULL || get_attnum(check.rte->relid, colname) == InvalidAttrNumber)
-			colname = strVal(list_nth(check.rte->eref->colnames, check.var->varattno - 1));
-		ereport(ERROR,
-				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-				 errmsg("cannot drop or change the type of column \"%s\" of table %s because flow \"%s\" reads it",
-						colname, get_rel_name(check.rte->relid), entry->flow_name),
-				 errhint("Drop the flow first with flowpg.drop_flow('%s'), or replace it with a query that does not use the column.",
-						 entry->flow_name)));
-	}
-	if (entry->sink_relid == relid)
-	{
-		callback.callback = flow_context_callback;
-		callback.arg = entry;
-		callback.previous = error_context_stack;
-		error_context_stack = &callback;
-		sink_check_columns(relid, flow_plan_query_tree(query));
-		error_context_stack = callback.previous;
-	}
-}
-
 Datum
 flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 {
 	List	   *altered;
-	List	   *flows;
 	ListCell   *lc;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_on_ddl_command_end must be called as an event trigger");
-	if (!catalog_exists())
-		PG_RETURN_VOID();
-	flows = catalog_get_all();
-	if (flows == NIL)
+	if (!catalog_exists() || catalog_own_ddl)
 		PG_RETURN_VOID();
 
-	altered = touched_relations("pg_event_trigger_ddl_commands", "");
-	foreach(lc, flows)
+	altered = touched_objects(false);
+	foreach(lc, catalog_get_all())
 	{
 		FlowEntry  *entry = lfirst(lc);
 		Query	   *query = stringToNode(entry->query_tree);
-		char	   *text;
+		bool		concerned = false;
 		ListCell   *lc2;
+		char	   *text;
 
 		foreach(lc2, altered)
 		{
-			TouchedRelation *rel = lfirst(lc2);
+			TouchedObject *obj = lfirst(lc2);
+			ErrorContextCallback callback;
 
-			if (rel->relid == entry->sink_relid ||
-				list_member_oid(entry->source_relids, rel->relid))
-				revalidate_flow(entry, query, rel->relid);
+			if (!obj->is_relation)
+			{
+				concerned = true;	/* a schema, function, type: names may change */
+				continue;
+			}
+			if (obj->objid == entry->sink_relid)
+			{
+				concerned = true;
+				callback.callback = flow_context_callback;
+				callback.arg = entry;
+				callback.previous = error_context_stack;
+				error_context_stack = &callback;
+				sink_check_columns(entry->sink_relid, flow_plan_query_tree(query));
+				error_context_stack = callback.previous;
+			}
+			if (list_member_oid(entry->source_relids, obj->objid))
+			{
+				concerned = true;
+				check_capture_triggers(obj->objid, entry->flow_name);
+				/* partitions may have come or gone: recompute it all */
+				if (get_rel_relkind(obj->objid) == RELKIND_PARTITIONED_TABLE)
+					capture_log_whole_flow(entry->flow_id);
+			}
 		}
+		if (!concerned)
+			continue;
 		text = flow_plan_deparse(query, entry->settings);
 		if (strcmp(text, entry->query) != 0)
 			catalog_update_query_text(entry->flow_id, text);
@@ -232,24 +306,12 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-typedef struct RelidCollector
-{
-	List	   *relids;
-} RelidCollector;
-
-static bool
-collect_relid(Var *var, RangeTblEntry *rte, void *arg)
-{
-	RelidCollector *collector = arg;
-
-	collector->relids = list_append_unique_oid(collector->relids, rte->relid);
-	return false;
-}
-
 /*
- * BEFORE INSERT row trigger on flowpg.flow.  A row whose query tree reads
- * other tables than its source_tables column names (restored by name) comes
- * from another database: plan it again from its canonical text.
+ * BEFORE INSERT row trigger on flowpg.flow.  A row planned in another
+ * cluster or database (pg_restore) has a query tree full of foreign OIDs:
+ * plan it again from its canonical text, as its owner, in a restricted
+ * security context and without probing the window (which would run the
+ * owner's functions as the restoring user).
  */
 Datum
 flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
@@ -258,38 +320,40 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 	HeapTuple	tuple;
 	TupleDesc	desc;
 	bool		isnull;
-	Datum	   *items;
-	int			nitems;
-	List	   *declared = NIL;
-	RelidCollector collector = {NIL};
-	Query	   *query;
-	ArrayType  *settings;
+	char	   *planned_in;
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec_context;
 	int			nestlevel;
 	FlowPlan   *plan;
-	int			columns[4];
-	Datum		values[4];
-	bool		nulls[4];
+	int			columns[5];
+	Datum		values[5];
+	bool		nulls[5];
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
-		elog(ERROR, "flowpg_catalog_restore_fixup must be a BEFORE row trigger");
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
+		RelationGetRelid(trigdata->tg_relation) != catalog_relid())
+		elog(ERROR, "flowpg_catalog_restore_fixup must be a BEFORE INSERT row trigger on flowpg.flow");
 	tuple = trigdata->tg_trigtuple;
 	desc = RelationGetDescr(trigdata->tg_relation);
 
-	deconstruct_array(DatumGetArrayTypeP(heap_getattr(tuple, SPI_fnumber(desc, "source_tables"), desc, &isnull)),
-					  REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT, &items, NULL, &nitems);
-	for (int i = 0; i < nitems; i++)
-		declared = list_append_unique_oid(declared, DatumGetObjectId(items[i]));
-	query = stringToNode(TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query_tree"), desc, &isnull)));
-	(void) flow_plan_walk_columns(query, collect_relid, &collector);
 	worker_request(MyDatabaseId);
-	if (list_difference_oid(collector.relids, declared) == NIL)
+	planned_in = TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "planned_in"), desc, &isnull));
+	if (strcmp(planned_in, catalog_planned_in()) == 0)
 		return PointerGetDatum(tuple);
 
-	settings = DatumGetArrayTypeP(heap_getattr(tuple, SPI_fnumber(desc, "settings"), desc, &isnull));
-	nestlevel = flow_settings_push(settings);
-	plan = flow_plan_query_text(TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query"), desc, &isnull)));
+	owner = DatumGetObjectId(heap_getattr(tuple, SPI_fnumber(desc, "owner"), desc, &isnull));
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nestlevel = flow_settings_push(DatumGetArrayTypeP(heap_getattr(tuple, SPI_fnumber(desc, "settings"),
+																   desc, &isnull)));
+	plan = flow_plan_query_text(TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query"),
+																 desc, &isnull)),
+								false);
 	flow_settings_pop(nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 
 	columns[0] = SPI_fnumber(desc, "query_tree");
 	values[0] = CStringGetTextDatum(nodeToString(plan->query));
@@ -303,5 +367,8 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 	columns[3] = SPI_fnumber(desc, "window_expr");
 	values[3] = plan->window_expr ? CStringGetTextDatum(plan->window_text) : (Datum) 0;
 	nulls[3] = plan->window_expr == NULL;
-	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 4, columns, values, nulls));
+	columns[4] = SPI_fnumber(desc, "planned_in");
+	values[4] = CStringGetTextDatum(catalog_planned_in());
+	nulls[4] = false;
+	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 5, columns, values, nulls));
 }

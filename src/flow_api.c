@@ -21,6 +21,7 @@
 #include "parser/analyze.h"
 #include "parser/parser.h"
 #include "optimizer/optimizer.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/jsonb.h"
@@ -33,6 +34,7 @@
 #include "batch.h"
 #include "capture.h"
 #include "catalog.h"
+#include "ddl_events.h"
 #include "stats.h"
 #include "worker.h"
 #include "flowpg.h"
@@ -70,6 +72,30 @@ static bool
 bool_arg(FunctionCallInfo fcinfo, int argno, bool default_value)
 {
 	return PG_ARGISNULL(argno) ? default_value : PG_GETARG_BOOL(argno);
+}
+
+/*
+ * flowpg puts triggers on the sources and locks them against writers while
+ * a flow is created: the creator needs the right to do that much itself.
+ */
+static void
+check_capture_privilege(List *source_relids)
+{
+	ListCell   *lc;
+
+	foreach(lc, source_relids)
+	{
+		Oid			relid = lfirst_oid(lc);
+
+		if (pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to capture changes of table %s",
+							get_rel_name(relid)),
+					 errdetail("flowpg installs triggers on a flow's source tables."),
+					 errhint("The table's owner can GRANT TRIGGER ON %s to the flow's creator.",
+							 get_rel_name(relid))));
+	}
 }
 
 static char *
@@ -116,7 +142,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 				 errmsg("create_flow with backfill must run in a READ COMMITTED transaction"),
 				 errdetail("The backfill must see every change committed before the flow's triggers exist.")));
 
-	catalog_lock_for_ddl();
+	catalog_lock_flow_name(flow_name);
 	existing = catalog_get_by_name(flow_name);
 	if (existing)
 	{
@@ -133,6 +159,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 					 errmsg("flow \"%s\" already exists", flow_name),
 					 errhint("Use or_replace => true to replace it, or if_not_exists => true to keep it.")));
 		catalog_check_owner(existing);
+		batch_lock_flow(existing->flow_id); /* no refresh while replacing */
 	}
 
 	entry = palloc0(sizeof(FlowEntry));
@@ -140,7 +167,8 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	entry->owner = GetUserId();
 	entry->settings = flow_settings_capture();
 
-	plan = flow_plan_query_text(query_text);
+	plan = flow_plan_query_text(query_text, true);
+	check_capture_privilege(plan->source_relids);
 	entry->mode = (char *) flow_mode_name(flow_plan_choose_mode(plan, requested,
 																expire_after,
 																eval_interval));
@@ -160,6 +188,9 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	entry->comment = comment;
 	entry->options = flow_options(mode_name, backfill);
 
+	if (existing)
+		deps_drop(existing);
+	entry->deps_view = deps_create(flow_name, entry->query, entry->settings);
 	if (existing)
 	{
 		entry->flow_id = existing->flow_id;
@@ -198,7 +229,7 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 	FlowEntry  *entry;
 	ListCell   *lc;
 
-	catalog_lock_for_ddl();
+	catalog_lock_flow_name(flow_name);
 	entry = catalog_get_by_name(flow_name);
 	if (entry == NULL)
 	{
@@ -213,6 +244,7 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 	catalog_check_owner(entry);
 	batch_lock_flow(entry->flow_id);	/* waits for a refresh in progress */
 	catalog_delete(entry->flow_id);
+	deps_drop(entry);
 	foreach(lc, entry->source_relids)
 		capture_remove_if_unused(lfirst_oid(lc));
 	PG_RETURN_VOID();
@@ -280,13 +312,19 @@ flowpg_window_bounds(PG_FUNCTION_ARGS)
 		select->fromClause || select->whereClause || select->groupClause ||
 		select->havingClause || select->sortClause || select->limitCount ||
 		select->limitOffset || select->distinctClause || select->op != SETOP_NONE ||
-		select->withClause || select->valuesLists)
+		select->withClause || select->valuesLists || select->intoClause ||
+		select->lockingClause || select->windowClause)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" is not a single expression", exprtext),
 				 errhint("Write the window expression over $1, for example date_trunc('hour', $1).")));
 
 	query = parse_analyze_fixedparams(stmt, sql, &valtype, 1, NULL);
+	if (query->commandType != CMD_SELECT || query->utilityStmt != NULL ||
+		list_length(query->targetList) != 1 || query->rtable != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" is not a single expression", exprtext)));
 	if (query->hasAggs || query->hasSubLinks || query->hasTargetSRFs ||
 		query->hasWindowFuncs)
 		ereport(ERROR,
@@ -338,13 +376,16 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 	return result;
 }
 
+/* The query of a flow, deparsed from its stored tree (the flows view). */
 Datum
 flowpg_deparse_query(PG_FUNCTION_ARGS)
 {
-	char	   *tree = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	ArrayType  *settings = PG_GETARG_ARRAYTYPE_P(1);
+	FlowEntry  *entry = catalog_get_by_id(PG_GETARG_INT64(0));
 
-	PG_RETURN_TEXT_P(cstring_to_text(flow_plan_deparse(stringToNode(tree), settings)));
+	if (entry == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(flow_plan_deparse(stringToNode(entry->query_tree),
+													   entry->settings)));
 }
 
 /* The flow named by argument 0, which the caller must own. */

@@ -521,7 +521,7 @@ plan_from_query(Query *query, bool verify_window)
 }
 
 FlowPlan *
-flow_plan_query_text(const char *query_text)
+flow_plan_query_text(const char *query_text, bool verify_window)
 {
 	List	   *raw;
 	RawStmt    *stmt;
@@ -546,7 +546,7 @@ flow_plan_query_text(const char *query_text)
 	(void) relation_walker((Node *) query, &walk);
 	(void) ExecCheckRTPerms(walk.rtes, true);
 
-	return plan_from_query(query, true);
+	return plan_from_query(query, verify_window);
 }
 
 FlowPlan *

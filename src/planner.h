@@ -73,8 +73,12 @@ typedef struct FlowPlan
 	char	   *streaming_refusal;
 } FlowPlan;
 
-/* Parses, analyses and validates a flow's query as the current user. */
-extern FlowPlan *flow_plan_query_text(const char *query_text);
+/*
+ * Parses, analyses and validates a flow's query as the current user;
+ * verify_window probes the window expression for monotonicity (which runs
+ * its functions).
+ */
+extern FlowPlan *flow_plan_query_text(const char *query_text, bool verify_window);
 
 /* Rebuilds the graph from a stored (already validated) query tree. */
 extern FlowPlan *flow_plan_query_tree(Query *query);

@@ -81,8 +81,18 @@ flow_settings_push(ArrayType *settings)
 	return nestlevel;
 }
 
+int
+settings_push_safe_search_path(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	apply_setting("search_path", "pg_catalog, pg_temp");
+	return nestlevel;
+}
+
 void
 flow_settings_pop(int nestlevel)
 {
-	AtEOXact_GUC(true, nestlevel);
+	/* false: discard, as after a function with SET clauses fails */
+	AtEOXact_GUC(false, nestlevel);
 }

@@ -14,11 +14,15 @@
 extern ArrayType *flow_settings_capture(void);
 
 /*
- * Applies pinned settings until flow_settings_pop; search_path is always
+ * Applies pinned settings until flow_settings_pop, which also undoes any SET
+ * made meanwhile (by the flow's own functions, say); search_path is always
  * pinned to pg_catalog, pg_temp (stored trees hold OIDs, so only deparsing
  * and re-planning look names up, and they must not depend on the caller).
  */
 extern int	flow_settings_push(ArrayType *settings);
 extern void flow_settings_pop(int nestlevel);
+
+/* Only search_path = pg_catalog, pg_temp, until flow_settings_pop. */
+extern int	settings_push_safe_search_path(void);
 
 #endif							/* FLOWPG_SETTINGS_H */

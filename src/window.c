@@ -115,9 +115,8 @@ type_domain(Oid argtype, int64 *min, int64 *max)
 			*max = PG_INT32_MAX;
 			break;
 		case INT8OID:
-			/* halved so that differences of two ordinals never overflow */
-			*min = PG_INT64_MIN / 2;
-			*max = PG_INT64_MAX / 2;
+			*min = PG_INT64_MIN;
+			*max = PG_INT64_MAX;
 			break;
 		default:
 			elog(ERROR, "type %u cannot hold a time window", argtype);
@@ -246,36 +245,28 @@ report_not_monotonic(WindowProbe *probe, const char *exprtext, int64 x1, int64 x
 			 errhint("A time window must be non-decreasing in its column, as date_trunc() and date_bin() are.")));
 }
 
-void
-window_bounds(WindowProbe *probe, int64 x, int64 *start, int64 *end,
-			  bool *end_unbounded)
+static uint64
+next_step(uint64 step)
+{
+	return step > PG_UINT64_MAX / 2 ? PG_UINT64_MAX : step * 2;
+}
+
+/*
+ * The smallest value of [dmin, x] that f maps to w, where f(x) = w: steps
+ * down exponentially until f drops below w, then bisects.  Differences are
+ * taken as unsigned, so the whole int64 range works.
+ */
+static int64
+search_start(WindowProbe *probe, int64 x, Datum w)
 {
 	int64		dmin = probe->domain_min;
-	int64		dmax = probe->domain_max;
-	Datum		w;
-	int64		inside;
-	int64		outside;
-	uint64		step;
-	bool		found;
+	int64		inside = x;
+	int64		outside = 0;
+	bool		found = false;
 
-	ResetExprContext(probe->econtext);
-
-	/* Values beyond the probed domain (such as infinity) are windows alone. */
-	if (x < dmin || x > dmax)
+	for (uint64 step = 1; inside > dmin; step = next_step(step))
 	{
-		*start = x;
-		*end = x;
-		*end_unbounded = true;
-		return;
-	}
-	w = window_probe_eval(probe, x);
-
-	/* start: the smallest value mapped to w; all below map lower */
-	inside = x;
-	found = false;
-	for (step = 1;; step *= 2)
-	{
-		int64		cand = ((uint64) (x - dmin) > step) ? x - (int64) step : dmin;
+		int64		cand = (uint64) (x - dmin) > step ? x - (int64) step : dmin;
 		int			c = probe_compare(probe, window_probe_eval(probe, cand), w);
 
 		if (c > 0)
@@ -287,29 +278,31 @@ window_bounds(WindowProbe *probe, int64 x, int64 *start, int64 *end,
 			break;
 		}
 		inside = cand;
-		if (cand == dmin)
-			break;
 	}
-	if (found)
+	while (found && (uint64) (inside - outside) > 1)
 	{
-		while (inside - outside > 1)
-		{
-			int64		mid = outside + (inside - outside) / 2;
+		int64		mid = outside + (int64) ((uint64) (inside - outside) / 2);
 
-			if (probe_compare(probe, window_probe_eval(probe, mid), w) < 0)
-				outside = mid;
-			else
-				inside = mid;
-		}
+		if (probe_compare(probe, window_probe_eval(probe, mid), w) < 0)
+			outside = mid;
+		else
+			inside = mid;
 	}
-	*start = inside;
+	return inside;
+}
 
-	/* end: the smallest value mapped above w */
-	inside = x;
-	found = false;
-	for (step = 1; x < dmax; step *= 2)
+/* The smallest value of (x, dmax] that f maps above w; false if none. */
+static bool
+search_end(WindowProbe *probe, int64 x, Datum w, int64 *end)
+{
+	int64		dmax = probe->domain_max;
+	int64		inside = x;
+	int64		outside = 0;
+	bool		found = false;
+
+	for (uint64 step = 1; inside < dmax; step = next_step(step))
 	{
-		int64		cand = ((uint64) (dmax - x) > step) ? x + (int64) step : dmax;
+		int64		cand = (uint64) (dmax - x) > step ? x + (int64) step : dmax;
 		int			c = probe_compare(probe, window_probe_eval(probe, cand), w);
 
 		if (c < 0)
@@ -321,25 +314,60 @@ window_bounds(WindowProbe *probe, int64 x, int64 *start, int64 *end,
 			break;
 		}
 		inside = cand;
-		if (cand == dmax)
-			break;
 	}
-	if (found)
+	while (found && (uint64) (outside - inside) > 1)
 	{
-		while (outside - inside > 1)
-		{
-			int64		mid = inside + (outside - inside) / 2;
+		int64		mid = inside + (int64) ((uint64) (outside - inside) / 2);
 
-			if (probe_compare(probe, window_probe_eval(probe, mid), w) > 0)
-				outside = mid;
-			else
-				inside = mid;
-		}
-		*end = outside;
+		if (probe_compare(probe, window_probe_eval(probe, mid), w) > 0)
+			outside = mid;
+		else
+			inside = mid;
 	}
-	else
+	*end = outside;
+	return found;
+}
+
+void
+window_bounds(WindowProbe *probe, int64 x, int64 *start, int64 *end,
+			  bool *end_unbounded)
+{
+	int64		dmin = probe->domain_min;
+	int64		dmax = probe->domain_max;
+	Datum		w;
+	int			c;
+
+	ResetExprContext(probe->econtext);
+	w = window_probe_eval(probe, x);
+
+	/*
+	 * Beyond the finite domain lie only the infinities: their window joins
+	 * the last (first) finite window when f maps them alike.
+	 */
+	if (x > dmax)
+	{
+		c = probe_compare(probe, window_probe_eval(probe, dmax), w);
+		if (c > 0)
+			report_not_monotonic(probe, NULL, dmax, x);
+		*start = c == 0 ? search_start(probe, dmax, w) : x;
+		*end = x;
+		*end_unbounded = true;
+		return;
+	}
+	if (x < dmin)
+	{
+		c = probe_compare(probe, window_probe_eval(probe, dmin), w);
+		if (c < 0)
+			report_not_monotonic(probe, NULL, x, dmin);
+		*start = x;
+		*end = dmin;
+		*end_unbounded = c == 0 && !search_end(probe, dmin, w, end);
+		return;
+	}
+	*start = search_start(probe, x, w);
+	*end_unbounded = !search_end(probe, x, w, end);
+	if (*end_unbounded)
 		*end = dmax;
-	*end_unbounded = !found;
 }
 
 typedef struct ProbeErrorContext

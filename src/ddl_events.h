@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddl_events.h
+ *	  Keeping flows consistent with DDL: dependencies and event triggers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_DDL_EVENTS_H
+#define FLOWPG_DDL_EVENTS_H
+
+#include "catalog.h"
+
+/*
+ * Creates the view flowpg_flows.<flow_name> over the flow's canonical query,
+ * which makes PostgreSQL record the flow's dependencies; returns its OID.
+ */
+extern Oid	deps_create(const char *flow_name, const char *query, ArrayType *settings);
+
+/* Drops a flow's dependency view, if it still exists. */
+extern void deps_drop(FlowEntry *entry);
+
+#endif							/* FLOWPG_DDL_EVENTS_H */
