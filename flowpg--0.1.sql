@@ -251,7 +251,9 @@ CREATE EVENT TRIGGER flowpg_sql_drop ON sql_drop
 	EXECUTE FUNCTION flowpg._on_sql_drop();
 
 CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
-	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA', 'ALTER FUNCTION', 'ALTER TYPE')
+	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA', 'ALTER FUNCTION', 'ALTER TYPE',
+				 'ALTER AGGREGATE', 'ALTER OPERATOR', 'ALTER DOMAIN', 'ALTER ROUTINE',
+				 'CREATE TABLE')
 	EXECUTE FUNCTION flowpg._on_ddl_command_end();
 
 /* Re-plans catalog rows restored from another database (see ddl_events.c). */

@@ -27,6 +27,8 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "utils/builtins.h"
@@ -94,8 +96,11 @@ capture_entry(Oid relid)
 {
 	CaptureEntry *entry;
 	bool		found;
-	List	   *flows;
+	List	   *tables;
+	List	   *flows = NIL;
+	List	   *flow_tables = NIL;
 	ListCell   *lc;
+	ListCell   *lc3;
 	MemoryContext old;
 	int			n = 0;
 
@@ -123,29 +128,53 @@ capture_entry(Oid relid)
 		return entry;
 
 	catalog_relid_seen = catalog_relid();
-	flows = catalog_get_by_relation(relid);
+
+	/*
+	 * The flows reading this table, or -- for a partition targeted directly
+	 * by a statement -- reading one of its ancestors.  Statement triggers
+	 * fire only for the table a statement names, so rows routed through the
+	 * parent are never seen twice.
+	 */
+	tables = list_make1_oid(relid);
+	if (get_rel_relispartition(relid))
+		tables = list_concat(tables, get_partition_ancestors(relid));
+	foreach(lc, tables)
+	{
+		Oid			table = lfirst_oid(lc);
+		ListCell   *lc2;
+
+		foreach(lc2, catalog_get_by_relation(table))
+		{
+			FlowEntry  *flow = lfirst(lc2);
+
+			if (!list_member_oid(flow->source_relids, table))
+				continue;		/* only its sink */
+			flows = lappend(flows, flow);
+			flow_tables = lappend_oid(flow_tables, table);
+		}
+	}
+
 	old = MemoryContextSwitchTo(capture_context);
 	entry = hash_search(capture_cache, &relid, HASH_ENTER, &found);
 	entry->flows = palloc0(sizeof(CaptureFlow) * Max(list_length(flows), 1));
-	foreach(lc, flows)
+	forboth(lc, flows, lc3, flow_tables)
 	{
 		FlowEntry  *flow = lfirst(lc);
-		CaptureFlow *cf;
+		Oid			table = lfirst_oid(lc3);
+		CaptureFlow *cf = &entry->flows[n++];
 
-		if (!list_member_oid(flow->source_relids, relid))
-			continue;			/* only its sink */
-		cf = &entry->flows[n++];
 		cf->flow_id = flow->flow_id;
+
 		/*
 		 * A changed row dirties only its own windows when the table is read
 		 * once; a self-join or a subquery over it can carry the change into
-		 * other windows.
+		 * other windows.  A partition may number its columns differently.
 		 */
-		if (flow->time_relid == relid &&
-			flow_plan_count_relation(stringToNode(flow->query_tree), relid) == 1)
+		if (flow->time_relid == table &&
+			flow_plan_count_relation(stringToNode(flow->query_tree), table) == 1)
 		{
-			cf->time_attno = flow->time_attno;
-			cf->time_type = get_atttype(relid, flow->time_attno);
+			cf->time_attno = get_attnum(relid, get_attname(table, flow->time_attno, false));
+			cf->time_type = get_atttype(relid, cf->time_attno);
 		}
 	}
 	entry->nflows = n;
@@ -311,8 +340,8 @@ has_capture_triggers(Oid relid)
 	return OidIsValid(get_trigger_oid(relid, "flowpg_capture_insert", true));
 }
 
-void
-capture_install(Oid relid)
+static void
+install_on(Oid relid)
 {
 	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												   get_rel_name(relid));
@@ -336,17 +365,58 @@ capture_install(Oid relid)
 }
 
 
+/* The table and, when partitioned, all its partitions (direct DML on them). */
+void
+capture_install(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+		install_on(lfirst_oid(lc));
+}
+
+static void remove_from(Oid relid);
+
+/* Does a flow read this table, or an ancestor of this partition? */
+static bool
+table_has_flows(Oid relid)
+{
+	List	   *tables = list_make1_oid(relid);
+	ListCell   *lc;
+
+	if (get_rel_relispartition(relid))
+		tables = list_concat(tables, get_partition_ancestors(relid));
+	foreach(lc, tables)
+	{
+		Oid			table = lfirst_oid(lc);
+		ListCell   *lc2;
+
+		foreach(lc2, catalog_get_by_relation(table))
+			if (list_member_oid(((FlowEntry *) lfirst(lc2))->source_relids, table))
+				return true;
+	}
+	return false;
+}
+
 void
 capture_remove_if_unused(Oid relid)
 {
 	ListCell   *lc;
+
+	if (get_rel_name(relid) == NULL || table_has_flows(relid))
+		return;
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+		if (!table_has_flows(lfirst_oid(lc)))
+			remove_from(lfirst_oid(lc));
+}
+
+static void
+remove_from(Oid relid)
+{
 	char	   *table;
 
-	if (get_rel_name(relid) == NULL || !has_capture_triggers(relid))
+	if (!has_capture_triggers(relid))
 		return;
-	foreach(lc, catalog_get_by_relation(relid))
-		if (list_member_oid(((FlowEntry *) lfirst(lc))->source_relids, relid))
-			return;
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 									   get_rel_name(relid));
 	for (int i = 0; i < lengthof(capture_events); i++)

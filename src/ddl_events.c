@@ -35,6 +35,7 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -294,7 +295,19 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				check_capture_triggers(obj->objid, entry->flow_name);
 				/* partitions may have come or gone: recompute it all */
 				if (get_rel_relkind(obj->objid) == RELKIND_PARTITIONED_TABLE)
+				{
+					capture_install(obj->objid);
 					capture_log_whole_flow(entry->flow_id);
+				}
+			}
+			else if (get_rel_relispartition(obj->objid))
+			{
+				/* a new partition (CREATE TABLE ... PARTITION OF) of a source */
+				ListCell   *lc3;
+
+				foreach(lc3, get_partition_ancestors(obj->objid))
+					if (list_member_oid(entry->source_relids, lfirst_oid(lc3)))
+						capture_install(obj->objid);
 			}
 		}
 		if (!concerned)
