@@ -317,6 +317,8 @@ plan_window(FlowPlan *plan, bool verify)
 		if (!plan->outputs[output - 1].is_group_key)
 			continue;
 		expr = flatten_join_alias_vars(query, (Node *) tle->expr);
+		if (checkExprHasSubLink(expr))
+			continue;			/* a subquery is no window */
 		vars = pull_var_clause(expr, 0);
 		if (list_length(vars) < 1)
 			continue;
