@@ -54,10 +54,12 @@ demo: deps
 
 test: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -C test/tools
 	@scripts/sudo-if-needed.sh $(MAKE) --no-print-directory install
 	@scripts/run-tests.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -C test/tools
 	@scripts/sudo-if-needed.sh $(MAKE) --no-print-directory install
 	@test/bench/run.sh $(BENCH_ARGS)

@@ -22,6 +22,7 @@ PG_MAJOR=15
 #   gcc, make                  the build
 #   diffutils                  diff, used by pg_regress
 #   util-linux                 runuser, used when the scripts run as root
+#   bc                         arithmetic in the benchmark
 REQUIRED=(
     "postgresql-${PG_MAJOR}"
     "postgresql-server-dev-${PG_MAJOR}"
@@ -32,6 +33,7 @@ REQUIRED=(
     make
     diffutils
     util-linux
+    bc
 )
 
 is_installed() {

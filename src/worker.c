@@ -15,6 +15,9 @@
  * only records its error and backs off -- and sleeps on its latch until the
  * next due time (at most a second, to notice new dirty entries).
  *
+ * DROP DATABASE and the other commands that need a database to themselves
+ * make its worker step aside first (a ProcessUtility hook).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -26,6 +29,8 @@
 #include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -38,6 +43,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
+#include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -65,6 +71,8 @@ typedef struct DatabaseSlot
 	Oid			dboid;
 	bool		wanted;			/* create_flow asked for a worker */
 	TimestampTz idle_since;		/* its worker left: no flowpg or no flows */
+	TimestampTz paused_until;	/* DROP/ALTER DATABASE needs it gone */
+	pid_t		worker_pid;
 } DatabaseSlot;
 
 typedef struct FlowpgShared
@@ -76,8 +84,84 @@ typedef struct FlowpgShared
 } FlowpgShared;
 
 static FlowpgShared *shared = NULL;
+static DatabaseSlot *database_slot(Oid dboid, bool create);
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
+
+#define DATABASE_DDL_PAUSE_USECS (30 * USECS_PER_SEC)
+
+/*
+ * DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ... TEMPLATE
+ * refuse to run while another session is connected to the database: the
+ * worker steps aside (and stays away for a while) so that they work.
+ */
+static void
+pause_worker_of(const char *dbname)
+{
+	Oid			dboid = get_database_oid(dbname, true);
+	DatabaseSlot *slot;
+	pid_t		pid = 0;
+
+	if (!OidIsValid(dboid) || shared == NULL)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, false);
+	if (slot)
+	{
+		slot->paused_until = GetCurrentTimestamp() + DATABASE_DDL_PAUSE_USECS;
+		pid = slot->worker_pid;
+	}
+	SpinLockRelease(&shared->mutex);
+	if (pid == 0)
+		return;
+	(void) kill(pid, SIGTERM);
+	/* wait (at most 5 s) until it is gone */
+	for (int i = 0; i < 500; i++)
+	{
+		bool		gone;
+
+		SpinLockAcquire(&shared->mutex);
+		gone = slot->worker_pid != pid;
+		SpinLockRelease(&shared->mutex);
+		if (gone || kill(pid, 0) != 0)
+			break;
+		pg_usleep(10000L);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static void
+flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
+					   bool readOnlyTree, ProcessUtilityContext context,
+					   ParamListInfo params, QueryEnvironment *queryEnv,
+					   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *stmt = pstmt->utilityStmt;
+
+	if (IsA(stmt, DropdbStmt))
+		pause_worker_of(((DropdbStmt *) stmt)->dbname);
+	else if (IsA(stmt, RenameStmt) && ((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
+		pause_worker_of(((RenameStmt *) stmt)->subname);
+	else if (IsA(stmt, CreatedbStmt))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((CreatedbStmt *) stmt)->options)
+		{
+			DefElem    *opt = lfirst_node(DefElem, lc);
+
+			if (strcmp(opt->defname, "template") == 0 && opt->arg)
+				pause_worker_of(defGetString(opt));
+		}
+	}
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
 
 static void
 flowpg_shmem_request(void)
@@ -113,6 +197,8 @@ worker_register(void)
 	shmem_request_hook = flowpg_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = flowpg_shmem_startup;
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = flowpg_process_utility;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -137,6 +223,8 @@ database_slot(Oid dboid, bool create)
 	shared->slots[shared->nslots].dboid = dboid;
 	shared->slots[shared->nslots].wanted = false;
 	shared->slots[shared->nslots].idle_since = 0;
+	shared->slots[shared->nslots].paused_until = 0;
+	shared->slots[shared->nslots].worker_pid = 0;
 	return &shared->slots[shared->nslots++];
 }
 
@@ -170,6 +258,25 @@ mark_idle(Oid dboid)
 	SpinLockRelease(&shared->mutex);
 }
 
+/* Records (or clears, at exit) this worker's pid in its database's slot. */
+static void
+set_worker_pid(Oid dboid, pid_t pid)
+{
+	DatabaseSlot *slot;
+
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, true);
+	if (slot)
+		slot->worker_pid = pid;
+	SpinLockRelease(&shared->mutex);
+}
+
+static void
+worker_exit_callback(int code, Datum arg)
+{
+	set_worker_pid(DatumGetObjectId(arg), 0);
+}
+
 /* Should the launcher start a worker for this database now? */
 static bool
 database_needs_worker(Oid dboid, TimestampTz now)
@@ -181,6 +288,8 @@ database_needs_worker(Oid dboid, TimestampTz now)
 	slot = database_slot(dboid, true);
 	start = slot == NULL || slot->wanted || slot->idle_since == 0 ||
 		now - slot->idle_since >= IDLE_REPROBE_USECS;
+	if (slot && slot->paused_until > now)
+		start = false;
 	if (slot && start)
 	{
 		slot->wanted = false;
@@ -485,6 +594,8 @@ flowpg_worker_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("flowpg worker");
+	set_worker_pid(dboid, MyProcPid);
+	before_shmem_exit(worker_exit_callback, ObjectIdGetDatum(dboid));
 
 	for (;;)
 	{
