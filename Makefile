@@ -39,6 +39,16 @@ else
 include $(PGXS)
 endif
 
+# flowload: the load generator and exactness verifier (test/tools), built with
+# the extension so that the test suites and make bench find it.
+.PHONY: flowload clean-flowload
+all: flowload
+flowload:
+	@$(MAKE) --no-print-directory -C test/tools PG_CONFIG=$(PG_CONFIG)
+clean: clean-flowload
+clean-flowload:
+	@$(MAKE) --no-print-directory -C test/tools clean
+
 # PGXS tracks no header dependencies: rebuild everything when one changes.
 $(OBJS): $(wildcard src/*.h)
 
@@ -54,12 +64,10 @@ demo: deps
 
 test: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -C test/tools
 	@scripts/sudo-if-needed.sh $(MAKE) --no-print-directory install
 	@scripts/run-tests.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -C test/tools
 	@scripts/sudo-if-needed.sh $(MAKE) --no-print-directory install
 	@test/bench/run.sh $(BENCH_ARGS)

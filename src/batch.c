@@ -246,8 +246,14 @@ run_begin(RunContext *run, FlowEntry *entry)
 						   SECURITY_RESTRICTED_OPERATION);
 	run->nestlevel = flow_settings_push(entry->settings);
 	run->probe = run->plan->window_expr ? flow_plan_window_probe(run->plan) : NULL;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	{
+		MemoryContext caller = CurrentMemoryContext;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		/* what the run builds (ranges, consumed entries) outlives SPI_finish */
+		MemoryContextSwitchTo(caller);
+	}
 }
 
 static void
