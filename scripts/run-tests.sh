@@ -4,8 +4,9 @@
 #   regress    pg_regress:     sql/*.sql compared with expected/*.out
 #   isolation  isolationtester: test/isolation/specs/*.spec, expected in test/isolation/expected/
 #   tap        prove:          test/t/*.pl (PostgreSQL::Test::Cluster)
+#   bench      test/bench/run.sh --quick, a smoke test of the benchmark
 #
-# Usage: scripts/run-tests.sh [regress] [isolation] [tap] [regress=name,name] ...
+# Usage: scripts/run-tests.sh [regress] [isolation] [tap] [bench] [regress=name,name] ...
 #   (no argument: all suites; "regress=a,b" runs only those tests of a suite)
 #
 # flowpg must already be built and installed ("make test" does both).  The
@@ -150,13 +151,13 @@ print_capped() {
 # Which suites (and optionally which tests of them) to run.
 declare -A SELECT_SUITE=() SELECT_TESTS=()
 if [ "$#" -eq 0 ]; then
-    SELECT_SUITE=([regress]=1 [isolation]=1 [tap]=1)
+    SELECT_SUITE=([regress]=1 [isolation]=1 [tap]=1 [bench]=1)
 else
     for arg in "$@"; do
         suite=${arg%%=*}
         case "$suite" in
-            regress|isolation|tap) ;;
-            *) echo "run-tests: unknown suite '$suite' (expected regress, isolation or tap)" >&2
+            regress|isolation|tap|bench) ;;
+            *) echo "run-tests: unknown suite '$suite' (expected regress, isolation, tap or bench)" >&2
                echo "0 passed, 1 failed"; exit 2 ;;
         esac
         SELECT_SUITE[$suite]=1
@@ -374,10 +375,36 @@ run_tap() {
     echo "== tap: $ok passed, $bad failed"
 }
 
+# The benchmark in its quick mode, as a smoke test: it must run to the end
+# and find every sink exact; its figures are not judged.
+run_bench() {
+    local rc=0
+    if out_of_time "bench"; then
+        return
+    fi
+    if [ ! -x test/tools/flowload ]; then
+        echo "== bench: test/tools/flowload is not built (make)"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("bench (flowload not built)")
+        return
+    fi
+    echo "== bench: test/bench/run.sh --quick"
+    timeout --kill-after=15 "$(limit_for 240)" bash test/bench/run.sh --quick 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        PASSED=$((PASSED + 1))
+        echo "== bench: 1 passed, 0 failed"
+    else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("bench (exit $rc)")
+        echo "== bench: 0 passed, 1 failed"
+    fi
+}
+
 installed_check
 [ -n "${SELECT_SUITE[regress]:-}" ] && run_regress
 [ -n "${SELECT_SUITE[isolation]:-}" ] && run_isolation
 [ -n "${SELECT_SUITE[tap]:-}" ] && run_tap
+[ -n "${SELECT_SUITE[bench]:-}" ] && run_bench
 
 if [ "$FAILED" -ne 0 ]; then
     echo
