@@ -26,7 +26,10 @@
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
@@ -91,6 +94,16 @@ capture_relcache_callback(Datum arg, Oid relid)
 		capture_invalidate_catalog();
 }
 
+static void
+register_invalidation(void)
+{
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(capture_relcache_callback, (Datum) 0);
+		callback_registered = true;
+	}
+}
+
 static CaptureEntry *
 capture_entry(Oid relid)
 {
@@ -104,11 +117,7 @@ capture_entry(Oid relid)
 	MemoryContext old;
 	int			n = 0;
 
-	if (!callback_registered)
-	{
-		CacheRegisterRelcacheCallback(capture_relcache_callback, (Datum) 0);
-		callback_registered = true;
-	}
+	register_invalidation();
 	if (capture_cache == NULL)
 	{
 		HASHCTL		ctl;
@@ -185,6 +194,7 @@ capture_entry(Oid relid)
 static Oid
 get_dirty_log_relid(void)
 {
+	register_invalidation();
 	if (!OidIsValid(dirty_log_relid))
 		dirty_log_relid = get_relname_relid("dirty_log", get_namespace_oid("flowpg", false));
 	if (!OidIsValid(dirty_log_relid))
@@ -378,8 +388,8 @@ capture_install(Oid relid)
 static void remove_from(Oid relid);
 
 /* Does a flow read this table, or an ancestor of this partition? */
-static bool
-table_has_flows(Oid relid)
+bool
+capture_table_has_flows(Oid relid)
 {
 	List	   *tables = list_make1_oid(relid);
 	ListCell   *lc;
@@ -403,10 +413,10 @@ capture_remove_if_unused(Oid relid)
 {
 	ListCell   *lc;
 
-	if (get_rel_name(relid) == NULL || table_has_flows(relid))
+	if (get_rel_name(relid) == NULL || capture_table_has_flows(relid))
 		return;
 	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
-		if (!table_has_flows(lfirst_oid(lc)))
+		if (!capture_table_has_flows(lfirst_oid(lc)))
 			remove_from(lfirst_oid(lc));
 }
 
@@ -425,4 +435,31 @@ remove_from(Oid relid)
 																	  capture_events[i][0])),
 											table),
 								   0, NULL, NULL, NULL);
+}
+
+/*
+ * Removes capture triggers that serve no flow any more, anywhere in the
+ * database (a partition detached from a source keeps them otherwise).
+ */
+void
+capture_sweep(void)
+{
+	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tuple;
+	List	   *tables = NIL;
+	ListCell   *lc;
+
+	while ((tuple = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
+
+		if (strcmp(NameStr(trigger->tgname), "flowpg_capture_insert") == 0)
+			tables = lappend_oid(tables, trigger->tgrelid);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	foreach(lc, tables)
+		if (!capture_table_has_flows(lfirst_oid(lc)))
+			remove_from(lfirst_oid(lc));
 }

@@ -15,6 +15,12 @@ extern void capture_install(Oid relid);
 /* Removes them when no flow reads the table any more. */
 extern void capture_remove_if_unused(Oid relid);
 
+/* Does a flow read this table, or an ancestor of this partition? */
+extern bool capture_table_has_flows(Oid relid);
+
+/* Removes capture triggers that serve no flow (detached partitions). */
+extern void capture_sweep(void);
+
 /* Forgets cached flow lists; called when the catalog changes. */
 extern void capture_invalidate_catalog(void);
 

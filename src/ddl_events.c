@@ -113,6 +113,7 @@ typedef struct TouchedObject
 	char	   *schema;
 	char	   *name;
 	bool		original;		/* named by the command, not dropped along */
+	Oid			table;			/* for a trigger: its table, if it still exists */
 	bool		is_relation;	/* a pg_class object (objid is the table) */
 } TouchedObject;
 
@@ -125,9 +126,12 @@ touched_objects(bool dropped)
 	int			nestlevel = settings_push_safe_search_path();
 	const char *sql = dropped ?
 		"SELECT classid, objid, objsubid, object_type, object_identity, schema_name, "
-		"address_names[pg_catalog.array_upper(address_names, 1)], original "
+		"address_names[pg_catalog.array_upper(address_names, 1)], original, "
+		"CASE WHEN object_type = 'trigger' THEN pg_catalog.to_regclass("
+		"pg_catalog.quote_ident(address_names[1]) OPERATOR(pg_catalog.||) '.' "
+		"OPERATOR(pg_catalog.||) pg_catalog.quote_ident(address_names[2]))::pg_catalog.oid END "
 		"FROM pg_catalog.pg_event_trigger_dropped_objects()" :
-		"SELECT classid, objid, objsubid, object_type, object_identity, schema_name, NULL, true "
+		"SELECT classid, objid, objsubid, object_type, object_identity, schema_name, NULL, true, NULL::pg_catalog.oid "
 		"FROM pg_catalog.pg_event_trigger_ddl_commands()";
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -155,6 +159,9 @@ touched_objects(bool dropped)
 		obj->schema = SPI_getvalue(tuple, desc, 6);
 		obj->name = SPI_getvalue(tuple, desc, 7);
 		obj->original = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
+		obj->table = DatumGetObjectId(SPI_getbinval(tuple, desc, 9, &isnull));
+		if (isnull)
+			obj->table = InvalidOid;
 		result = lappend(result, obj);
 		MemoryContextSwitchTo(old);
 	}
@@ -182,9 +189,10 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 			continue;			/* columns: the dependency views guard them */
 		if (strcmp(obj->object_type, "trigger") == 0)
 		{
-			/* a capture trigger: only with its table, or with its last flow */
+			/* a capture trigger: only with its table, or when no flow needs it */
 			if (obj->original && obj->name &&
-				strncmp(obj->name, "flowpg_capture_", 15) == 0)
+				strncmp(obj->name, "flowpg_capture_", 15) == 0 &&
+				OidIsValid(obj->table) && capture_table_has_flows(obj->table))
 				ereport(ERROR,
 						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 						 errmsg("cannot drop trigger %s: flows capture changes with it",
@@ -214,33 +222,29 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* Are the capture triggers of a source there and enabled for every session? */
+/*
+ * A capture trigger of a source must not be disabled.  (One that is not
+ * there yet is being restored by pg_restore, which creates them one by one;
+ * dropping them is refused in sql_drop.)
+ */
 static void
 check_capture_triggers(Oid relid, const char *flow_name)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	TriggerDesc *triggers = rel->trigdesc;
-	int			found = 0;
 
 	for (int i = 0; triggers && i < triggers->numtriggers; i++)
 	{
 		Trigger    *trigger = &triggers->triggers[i];
 
-		if (strncmp(trigger->tgname, "flowpg_capture_", 15) != 0)
-			continue;
-		found++;
-		if (trigger->tgenabled != TRIGGER_FIRES_ALWAYS)
+		if (strncmp(trigger->tgname, "flowpg_capture_", 15) == 0 &&
+			trigger->tgenabled == TRIGGER_DISABLED)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("trigger %s on table %s must stay enabled: flow \"%s\" captures changes with it",
 							trigger->tgname, RelationGetRelationName(rel), flow_name)));
 	}
 	table_close(rel, AccessShareLock);
-	if (found < 4)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the capture triggers of table %s are missing: flow \"%s\" needs them",
-						get_rel_name(relid), flow_name)));
 }
 
 static void
@@ -298,6 +302,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				{
 					capture_install(obj->objid);
 					capture_log_whole_flow(entry->flow_id);
+					capture_sweep();	/* a detached partition's triggers */
 				}
 			}
 			else if (get_rel_relispartition(obj->objid))

@@ -228,8 +228,41 @@ database_slot(Oid dboid, bool create)
 	return &shared->slots[shared->nslots++];
 }
 
+static bool request_at_commit = false;
+static bool xact_callback_registered = false;
+
+static void send_request(Oid dboid);
+
+/*
+ * A worker started before the flow commits would find no flow and leave:
+ * the request goes out when the transaction commits.
+ */
+static void
+request_xact_callback(XactEvent event, void *arg)
+{
+	if (!request_at_commit)
+		return;
+	if (event == XACT_EVENT_COMMIT)
+		send_request(MyDatabaseId);
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+		request_at_commit = false;
+}
+
 void
 worker_request(Oid dboid)
+{
+	Assert(dboid == MyDatabaseId);
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(request_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
+	request_at_commit = true;
+}
+
+static void
+send_request(Oid dboid)
 {
 	Latch	   *latch;
 	DatabaseSlot *slot;

@@ -11,7 +11,10 @@
 /* At load in the postmaster: shared memory hooks and the launcher. */
 extern void worker_register(void);
 
-/* Asks the launcher to make sure this database has a running worker. */
+/*
+ * Asks the launcher to make sure this database has a running worker, when
+ * the current transaction commits.
+ */
 extern void worker_request(Oid dboid);
 
 #endif							/* FLOWPG_WORKER_H */
