@@ -56,14 +56,23 @@ run_sql(const char *sql, int nargs, Oid *argtypes, Datum *args, int expected)
 		elog(ERROR, "flowpg could not run \"%s\": %s", sql, SPI_result_code_string(rc));
 }
 
+/*
+ * The group key columns, the time window first: the batching refresh
+ * deletes sink rows by window range, which the index then serves.
+ */
 static void
 append_group_columns(StringInfo buf, FlowPlan *plan)
 {
 	bool		first = true;
 
+	if (plan->window_output >= 0)
+	{
+		appendStringInfoString(buf, quote_identifier(plan->outputs[plan->window_output].name));
+		first = false;
+	}
 	for (int i = 0; i < plan->noutputs; i++)
 	{
-		if (!plan->outputs[i].is_group_key)
+		if (!plan->outputs[i].is_group_key || i == plan->window_output)
 			continue;
 		appendStringInfo(buf, "%s%s", first ? "" : ", ",
 						 quote_identifier(plan->outputs[i].name));

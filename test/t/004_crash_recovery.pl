@@ -14,35 +14,18 @@
 #   - after flush_flow, the same.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use FlowpgTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(usleep time);
 
-my $node = PostgreSQL::Test::Cluster->new('crash_recovery');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'flowpg'
-flowpg.min_refresh_interval = '200ms'
-restart_after_crash = on
-lc_messages = 'C'
-});
-$node->start;
+my $node = FlowpgTest::node('crash_recovery', "restart_after_crash = on\n");
 
-sub poll_until
-{
-	my ($dbname, $sql, $expected, $seconds) = @_;
-	my $deadline = time() + $seconds;
-	while (1)
-	{
-		my ($ret, $out) = $node->psql($dbname, $sql);
-		return 1 if $ret == 0 && $out eq $expected;
-		return 0 if time() > $deadline;
-		usleep(100_000);
-	}
-}
+sub poll_until { return FlowpgTest::poll_until($node, @_); }
 
 $node->safe_psql('postgres', 'CREATE DATABASE flowdb');
 $node->safe_psql(

@@ -8,33 +8,17 @@
 # refresh intervals (here 200ms), not minutes later.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use FlowpgTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-my $node = PostgreSQL::Test::Cluster->new('worker_wakeup');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'flowpg'
-flowpg.min_refresh_interval = '200ms'
-lc_messages = 'C'
-});
-$node->start;
+my $node = FlowpgTest::node('worker_wakeup');
 
-sub poll_until
-{
-	my ($dbname, $sql, $expected, $seconds) = @_;
-	my $deadline = time() + $seconds;
-	while (1)
-	{
-		my ($ret, $out) = $node->psql($dbname, $sql);
-		return 1 if $ret == 0 && $out eq $expected;
-		return 0 if time() > $deadline;
-		usleep(100_000);
-	}
-}
+sub poll_until { return FlowpgTest::poll_until($node, @_); }
 
 my $oracle_sql = q{
 WITH q AS (SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total

@@ -7,6 +7,9 @@
 # beforehand).
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use FlowpgTest;
 use Cwd qw(getcwd);
 use IPC::Run;
 use JSON::PP;
@@ -14,19 +17,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $flowload = $ENV{FLOWLOAD};
-if (!$flowload)
-{
-	# scripts/run-tests.sh runs prove in test/ with TESTDIR=<copy>/test
-	my @dirs = grep { -f "$_/flowload.c" }
-	  (($ENV{TESTDIR} ? ("$ENV{TESTDIR}/tools") : ()), 'tools', 'test/tools');
-	BAIL_OUT('test/tools/flowload.c not found from ' . getcwd()) unless @dirs;
-	my ($out, $err);
-	IPC::Run::run([ 'make', '-s', '-C', $dirs[0] ], '>', \$out, '2>', \$err)
-	  or BAIL_OUT("building flowload failed: $out$err");
-	$flowload = "$dirs[0]/flowload";
-}
-BAIL_OUT("$flowload is not executable") unless -x $flowload;
+my $flowload = FlowpgTest::flowload();
 note "flowload: $flowload";
 
 # Run flowload; returns (exit status, stdout, stderr).
@@ -241,9 +232,9 @@ like($err, qr/^flow per_minute: 1 mismatching rows \(sink @{[$groups - 1]} rows,
 
 # A duplicated row (EXCEPT ALL: multiplicities count).
 $node->safe_psql('flowload_db', 'INSERT INTO metrics_per_minute SELECT * FROM saved');
-$node->safe_psql('flowload_db', 'DROP INDEX metrics_per_minute_device_minute_idx')
-  if $node->safe_psql('flowload_db',
-	"SELECT count(*) FROM pg_indexes WHERE indexname = 'metrics_per_minute_device_minute_idx'") eq '1';
+my $sink_index = $node->safe_psql('flowload_db',
+	"SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'metrics_per_minute'::regclass AND indisunique");
+$node->safe_psql('flowload_db', "DROP INDEX $sink_index") if $sink_index ne '';
 $node->safe_psql('flowload_db', 'INSERT INTO metrics_per_minute SELECT * FROM saved');
 ($rc, $out, $err) = flowload('-d', $conninfo, '--verify', 'per_minute');
 is($rc, 2, 'sink row duplicated: exit status 2');

@@ -1,0 +1,77 @@
+# FlowpgTest: what flowpg's TAP tests share.
+#
+#   my $node = FlowpgTest::node('name', "extra = 'conf'");   # started, flowpg preloaded
+#   FlowpgTest::poll_until($node, $db, $sql, $expected, $seconds)
+#   my $bin = FlowpgTest::flowload();                          # test/tools/flowload
+#   my ($rc, $out, $err) = FlowpgTest::run_flowload(@args);
+package FlowpgTest;
+
+use strict;
+use warnings;
+use Cwd qw(getcwd);
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use Test::More;
+use Time::HiRes qw(usleep time);
+
+# A started node with flowpg preloaded and a worker that refreshes often.
+sub node
+{
+	my ($name, $extra) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'flowpg'
+flowpg.min_refresh_interval = '200ms'
+lc_messages = 'C'
+} . ($extra // ''));
+	$node->start;
+	return $node;
+}
+
+# Polls $sql until it returns $expected; false after $seconds.
+sub poll_until
+{
+	my ($node, $dbname, $sql, $expected, $seconds) = @_;
+	my $deadline = time() + $seconds;
+	while (1)
+	{
+		my ($ret, $out) = $node->psql($dbname, $sql);
+		return 1 if $ret == 0 && $out eq $expected;
+		return 0 if time() > $deadline;
+		usleep(100_000);
+	}
+}
+
+my $flowload_path;
+
+# test/tools/flowload: $ENV{FLOWLOAD}, else built here if needed.
+sub flowload
+{
+	return $flowload_path if $flowload_path;
+	$flowload_path = $ENV{FLOWLOAD};
+	if (!$flowload_path)
+	{
+		# scripts/run-tests.sh runs prove in test/ with TESTDIR=<copy>/test
+		my @dirs = grep { -f "$_/flowload.c" }
+		  (($ENV{TESTDIR} ? ("$ENV{TESTDIR}/tools") : ()), 'tools', 'test/tools');
+		BAIL_OUT('test/tools/flowload.c not found from ' . getcwd()) unless @dirs;
+		my ($out, $err);
+		IPC::Run::run([ 'make', '-s', '-C', $dirs[0] ], '>', \$out, '2>', \$err)
+		  or BAIL_OUT("building flowload failed: $out$err");
+		$flowload_path = "$dirs[0]/flowload";
+	}
+	BAIL_OUT("$flowload_path is not executable") unless -x $flowload_path;
+	return $flowload_path;
+}
+
+# Runs flowload; returns (exit status, stdout, stderr).
+sub run_flowload
+{
+	my @args = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ flowload(), @args ], '>', \$out, '2>', \$err);
+	return ($? >> 8, $out, $err);
+}
+
+1;
