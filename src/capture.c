@@ -104,14 +104,45 @@ register_invalidation(void)
 	}
 }
 
+/*
+ * The flows reading this table, or -- for a partition -- one of its
+ * ancestors, with the table each reads (*tables, in step).
+ */
+static List *
+flows_reading(Oid relid, List **tables)
+{
+	List	   *candidates = list_make1_oid(relid);
+	List	   *flows = NIL;
+	ListCell   *lc;
+
+	if (get_rel_relispartition(relid))
+		candidates = list_concat(candidates, get_partition_ancestors(relid));
+	*tables = NIL;
+	foreach(lc, candidates)
+	{
+		Oid			table = lfirst_oid(lc);
+		ListCell   *lc2;
+
+		foreach(lc2, catalog_get_by_relation(table))
+		{
+			FlowEntry  *flow = lfirst(lc2);
+
+			if (!list_member_oid(flow->source_relids, table))
+				continue;		/* only its sink */
+			flows = lappend(flows, flow);
+			*tables = lappend_oid(*tables, table);
+		}
+	}
+	return flows;
+}
+
 static CaptureEntry *
 capture_entry(Oid relid)
 {
 	CaptureEntry *entry;
 	bool		found;
-	List	   *tables;
-	List	   *flows = NIL;
-	List	   *flow_tables = NIL;
+	List	   *flows;
+	List	   *flow_tables;
 	ListCell   *lc;
 	ListCell   *lc3;
 	MemoryContext old;
@@ -139,29 +170,10 @@ capture_entry(Oid relid)
 	catalog_relid_seen = catalog_relid();
 
 	/*
-	 * The flows reading this table, or -- for a partition targeted directly
-	 * by a statement -- reading one of its ancestors.  Statement triggers
-	 * fire only for the table a statement names, so rows routed through the
-	 * parent are never seen twice.
+	 * A partition's own trigger fires only for statements naming it;
+	 * statements on the parent fire the parent's, so no row counts twice.
 	 */
-	tables = list_make1_oid(relid);
-	if (get_rel_relispartition(relid))
-		tables = list_concat(tables, get_partition_ancestors(relid));
-	foreach(lc, tables)
-	{
-		Oid			table = lfirst_oid(lc);
-		ListCell   *lc2;
-
-		foreach(lc2, catalog_get_by_relation(table))
-		{
-			FlowEntry  *flow = lfirst(lc2);
-
-			if (!list_member_oid(flow->source_relids, table))
-				continue;		/* only its sink */
-			flows = lappend(flows, flow);
-			flow_tables = lappend_oid(flow_tables, table);
-		}
-	}
+	flows = flows_reading(relid, &flow_tables);
 
 	old = MemoryContextSwitchTo(capture_context);
 	entry = hash_search(capture_cache, &relid, HASH_ENTER, &found);
@@ -391,21 +403,9 @@ static void remove_from(Oid relid);
 bool
 capture_table_has_flows(Oid relid)
 {
-	List	   *tables = list_make1_oid(relid);
-	ListCell   *lc;
+	List	   *tables;
 
-	if (get_rel_relispartition(relid))
-		tables = list_concat(tables, get_partition_ancestors(relid));
-	foreach(lc, tables)
-	{
-		Oid			table = lfirst_oid(lc);
-		ListCell   *lc2;
-
-		foreach(lc2, catalog_get_by_relation(table))
-			if (list_member_oid(((FlowEntry *) lfirst(lc2))->source_relids, table))
-				return true;
-	}
-	return false;
+	return flows_reading(relid, &tables) != NIL;
 }
 
 void
