@@ -162,6 +162,14 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 		batch_lock_flow(existing->flow_id); /* no refresh while replacing */
 	}
 
+	if (existing == NULL && list_length(catalog_get_all()) >= flowpg_max_flows)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many flows"),
+				 errdetail("This database has %d flows, the most flowpg.max_flows allows.",
+						   flowpg_max_flows),
+				 errhint("Drop a flow, or raise flowpg.max_flows and restart the server.")));
+
 	entry = palloc0(sizeof(FlowEntry));
 	entry->flow_name = flow_name;
 	entry->owner = GetUserId();
