@@ -136,36 +136,42 @@ flows_reading(Oid relid, List **tables)
 	return flows;
 }
 
+/* A copy of a cache entry in the current memory context. */
+static CaptureEntry *
+copy_entry(Oid relid, int nflows, CaptureFlow *flows)
+{
+	CaptureEntry *copy = palloc(sizeof(CaptureEntry));
+
+	copy->relid = relid;
+	copy->nflows = nflows;
+	copy->flows = palloc(sizeof(CaptureFlow) * Max(nflows, 1));
+	memcpy(copy->flows, flows, sizeof(CaptureFlow) * nflows);
+	return copy;
+}
+
+/*
+ * What the trigger of a table must do, as a copy the caller owns: any lock
+ * taken afterwards (the dirty log's) may process an invalidation that
+ * resets the cache.  Likewise, everything that reads catalogs happens before
+ * the cache is touched.
+ */
 static CaptureEntry *
 capture_entry(Oid relid)
 {
 	CaptureEntry *entry;
+	CaptureFlow *local;
+	CaptureFlow *cached;
 	bool		found;
 	List	   *flows;
 	List	   *flow_tables;
 	ListCell   *lc;
 	ListCell   *lc3;
-	MemoryContext old;
 	int			n = 0;
 
 	register_invalidation();
-	if (capture_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		if (capture_context == NULL)
-			capture_context = AllocSetContextCreate(CacheMemoryContext,
-													"flowpg capture cache",
-													ALLOCSET_SMALL_SIZES);
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(CaptureEntry);
-		ctl.hcxt = capture_context;
-		capture_cache = hash_create("flowpg capture cache", 16, &ctl,
-									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	entry = hash_search(capture_cache, &relid, HASH_FIND, NULL);
-	if (entry)
-		return entry;
+	if (capture_cache != NULL &&
+		(entry = hash_search(capture_cache, &relid, HASH_FIND, NULL)) != NULL)
+		return copy_entry(relid, entry->nflows, entry->flows);
 
 	catalog_relid_seen = catalog_relid();
 
@@ -174,15 +180,12 @@ capture_entry(Oid relid)
 	 * statements on the parent fire the parent's, so no row counts twice.
 	 */
 	flows = flows_reading(relid, &flow_tables);
-
-	old = MemoryContextSwitchTo(capture_context);
-	entry = hash_search(capture_cache, &relid, HASH_ENTER, &found);
-	entry->flows = palloc0(sizeof(CaptureFlow) * Max(list_length(flows), 1));
+	local = palloc0(sizeof(CaptureFlow) * Max(list_length(flows), 1));
 	forboth(lc, flows, lc3, flow_tables)
 	{
 		FlowEntry  *flow = lfirst(lc);
 		Oid			table = lfirst_oid(lc3);
-		CaptureFlow *cf = &entry->flows[n++];
+		CaptureFlow *cf = &local[n++];
 
 		cf->flow_id = flow->flow_id;
 
@@ -198,9 +201,28 @@ capture_entry(Oid relid)
 			cf->time_type = get_atttype(relid, cf->time_attno);
 		}
 	}
+
+	/* no catalog access from here on: the cache cannot be reset meanwhile */
+	if (capture_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (capture_context == NULL)
+			capture_context = AllocSetContextCreate(CacheMemoryContext,
+													"flowpg capture cache",
+													ALLOCSET_SMALL_SIZES);
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(CaptureEntry);
+		ctl.hcxt = capture_context;
+		capture_cache = hash_create("flowpg capture cache", 16, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	cached = MemoryContextAlloc(capture_context, sizeof(CaptureFlow) * Max(n, 1));
+	memcpy(cached, local, sizeof(CaptureFlow) * n);
+	entry = hash_search(capture_cache, &relid, HASH_ENTER, &found);
+	entry->flows = cached;
 	entry->nflows = n;
-	MemoryContextSwitchTo(old);
-	return entry;
+	return copy_entry(relid, n, local);
 }
 
 static Oid

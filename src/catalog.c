@@ -130,7 +130,11 @@ catalog_query_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
 {
 	int			rc;
 
-	Assert(!open_query);
+	/*
+	 * Still set when an error struck between a query and its _end: the
+	 * abort has unwound its SPI connection, user and settings since.
+	 */
+	open_query = false;
 	catalog_begin(&open_query_access);
 	open_query = true;
 	rc = SPI_execute_with_args(sql, nargs, argtypes, args, nulls, false, 0);

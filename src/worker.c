@@ -45,6 +45,7 @@
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
@@ -437,6 +438,8 @@ flowpg_launcher_main(Datum main_arg)
 			if (found && rw->handle &&
 				GetBackgroundWorkerPid(rw->handle, &pid) != BGWH_STOPPED)
 				continue;
+			if (found && rw->handle)
+				pfree(rw->handle);
 			rw->handle = database_needs_worker(dboid, now) ? start_worker(dboid) : NULL;
 		}
 		list_free(dboids);
@@ -484,6 +487,8 @@ run_flow(int64 flow_id)
 	ResourceOwner oldowner;
 	FlowEntry  *entry;
 	TimestampTz started;
+	volatile bool slow = false;
+	volatile int nranges = 0;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -518,13 +523,9 @@ run_flow(int64 flow_id)
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
-
-		if (flowpg_slow_query_threshold_ms >= 0 &&
-			finished - started > (int64) flowpg_slow_query_threshold_ms * 1000)
-			ereport(LOG,
-					(errmsg("flowpg: flow \"%s\" took %.1f s to refresh %d dirty ranges",
-							entry->flow_name, (finished - started) / 1000000.0,
-							result.log_entries)));
+		slow = flowpg_slow_query_threshold_ms >= 0 &&
+			finished - started > (int64) flowpg_slow_query_threshold_ms * 1000;
+		nranges = result.log_entries;
 	}
 	PG_CATCH();
 	{
@@ -533,6 +534,7 @@ run_flow(int64 flow_id)
 		int			consecutive;
 
 		disable_timeout(STATEMENT_TIMEOUT, false);
+		QueryCancelPending = false;	/* the timeout's cancel was this error */
 		MemoryContextSwitchTo(oldcontext);
 		edata = CopyErrorData();
 		FlushErrorState();
@@ -547,6 +549,11 @@ run_flow(int64 flow_id)
 	}
 	PG_END_TRY();
 
+	if (slow)
+		ereport(LOG,
+				(errmsg("flowpg: flow \"%s\" took %.1f s to refresh %d dirty ranges",
+						entry->flow_name, (GetCurrentTimestamp() - started) / 1000000.0,
+						nranges)));
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -610,10 +617,10 @@ run_due_flows(long *wait_ms)
 			run_flow(*(int64 *) lfirst(lc));
 		}
 	}
-	list_free_deep(due);
 	*wait_ms = Max(10, (next_due - GetCurrentTimestamp()) / 1000);
-	if (due != NIL)
+	if (due != NIL && flowpg_enabled)
 		*wait_ms = 0;			/* look again: a run may have left a backlog */
+	list_free_deep(due);
 	return has_flows;
 }
 
@@ -629,6 +636,9 @@ flowpg_worker_main(Datum main_arg)
 	pgstat_report_appname("flowpg worker");
 	set_worker_pid(dboid, MyProcPid);
 	before_shmem_exit(worker_exit_callback, ObjectIdGetDatum(dboid));
+	/* the refresh's exactness argument needs a new snapshot per statement */
+	SetConfigOption("default_transaction_isolation", "read committed",
+					PGC_SUSET, PGC_S_OVERRIDE);
 
 	for (;;)
 	{
