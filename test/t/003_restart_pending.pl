@@ -32,14 +32,8 @@ SELECT flowpg.create_flow('per_minute', 'metrics_per_minute',
 });
 
 # Oracle: rows of the sink and of the query without a twin on the other side.
-my $oracle_sql = q{
-WITH q AS (SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total
-             FROM metrics GROUP BY device, date_trunc('minute', ts)),
-     s AS (SELECT device, minute, n, total FROM metrics_per_minute)
-SELECT (SELECT count(*) FROM (SELECT * FROM q EXCEPT ALL SELECT * FROM s) a)
-     + (SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM q) b)};
-my $pending_sql =
-  q{SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'per_minute'};
+my $oracle_sql = $FlowpgTest::per_minute_oracle;
+my $pending_sql = $FlowpgTest::per_minute_pending;
 my $worker_sql = q{
 SELECT count(*) FROM pg_stat_activity
  WHERE backend_type = 'flowpg worker' AND datname = 'flowdb'};

@@ -20,14 +20,8 @@ my $node = FlowpgTest::node('worker_wakeup');
 
 sub poll_until { return FlowpgTest::poll_until($node, @_); }
 
-my $oracle_sql = q{
-WITH q AS (SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total
-             FROM metrics GROUP BY device, date_trunc('minute', ts)),
-     s AS (SELECT device, minute, n, total FROM metrics_per_minute)
-SELECT (SELECT count(*) FROM (SELECT * FROM q EXCEPT ALL SELECT * FROM s) a)
-     + (SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM q) b)};
-my $pending_sql =
-  q{SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'per_minute'};
+my $oracle_sql = $FlowpgTest::per_minute_oracle;
+my $pending_sql = $FlowpgTest::per_minute_pending;
 
 $node->safe_psql('postgres', 'CREATE DATABASE flowdb');
 $node->safe_psql(

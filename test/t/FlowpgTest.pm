@@ -14,6 +14,18 @@ use PostgreSQL::Test::Cluster;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
+# The oracle of the tests' flow "per_minute" (metrics_per_minute over
+# metrics(ts, device, value)): rows of the sink and of its query without a
+# twin on the other side; 0 when exact.  And its pending dirty entries.
+our $per_minute_oracle = q{
+WITH q AS (SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total
+             FROM metrics GROUP BY device, date_trunc('minute', ts)),
+     s AS (SELECT device, minute, n, total FROM metrics_per_minute)
+SELECT (SELECT count(*) FROM (SELECT * FROM q EXCEPT ALL SELECT * FROM s) a)
+     + (SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM q) b)};
+our $per_minute_pending =
+  q{SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'per_minute'};
+
 # A started node with flowpg preloaded and a worker that refreshes often.
 sub node
 {
