@@ -20,7 +20,12 @@ OBJS = \
 	src/capture.o \
 	src/batch.o \
 	src/stats.o \
-	src/worker.o
+	src/worker.o \
+	src/aggregate.o \
+	src/operator.o \
+	src/queue.o \
+	src/stream_capture.o \
+	src/stream_state.o
 DATA = flowpg--0.1.sql
 PG_CPPFLAGS = -I$(srcdir)/src
 

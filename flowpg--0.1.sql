@@ -195,12 +195,24 @@ CROSS JOIN LATERAL flowpg._deparse_query(f.flow_id) AS q(query)
 LEFT JOIN pg_catalog.pg_attribute a
 	   ON a.attrelid = f.time_table AND a.attnum = f.time_column;
 
+/* The streaming engine's counters of a flow, from shared memory. */
+CREATE FUNCTION flowpg._stream_stats(flow_id bigint,
+	OUT state_groups bigint, OUT state_bytes bigint,
+	OUT queued_batches bigint, OUT queued_bytes bigint,
+	OUT batches_applied bigint, OUT batches_dropped bigint,
+	OUT fallbacks bigint, OUT freshness interval,
+	OUT last_flush_at timestamptz, OUT status text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flowpg_stream_stats'
+LANGUAGE C STRICT VOLATILE;
+
 /* flowpg.flow_stats: what each flow did and what it has pending. */
 CREATE VIEW flowpg.flow_stats AS
 SELECT f.flow_id,
 	   f.flow_name,
 	   f.mode,
-	   f.state,
+	   CASE WHEN f.state = 'active' AND s.status = 'recovering' THEN 'recovering'
+			ELSE f.state END AS state,
 	   coalesce(r.rows_in, 0) AS rows_in,
 	   coalesce(r.rows_out, 0) AS rows_out,
 	   coalesce(r.runs, 0) AS runs,
@@ -212,9 +224,17 @@ SELECT f.flow_id,
 	   d.pending_rows,
 	   CASE WHEN d.oldest IS NULL THEN interval '0'
 			ELSE pg_catalog.clock_timestamp() - d.oldest END AS lag,
-	   NULL::bigint AS state_groups,
-	   NULL::bigint AS state_bytes
+	   s.state_groups,
+	   s.state_bytes,
+	   s.queued_batches AS queue_depth,
+	   s.queued_bytes AS queue_bytes,
+	   s.batches_applied,
+	   s.batches_dropped,
+	   s.fallbacks,
+	   s.freshness,
+	   s.last_flush_at
 FROM flowpg.flow f
+LEFT JOIN LATERAL flowpg._stream_stats(f.flow_id) s ON f.mode = 'streaming'
 LEFT JOIN flowpg.flow_run r USING (flow_id)
 LEFT JOIN (SELECT flow_id, count(*) AS pending, sum(nrows) AS pending_rows,
 				  min(logged_at) AS oldest

@@ -55,14 +55,6 @@
 /* Lock tag class (field 4) of flow refresh locks; user advisory locks use 1 and 2. */
 #define FLOWPG_LOCK_CLASS 0x464C
 
-typedef struct WindowRange
-{
-	int64		start;
-	int64		end;
-	bool		from_beginning;	/* no start: everything up to end */
-	bool		unbounded;		/* no end: everything from start on */
-} WindowRange;
-
 void
 batch_lock_flow(int64 flow_id)
 {
@@ -264,20 +256,27 @@ run_end(RunContext *run)
 	SetUserIdAndSecContext(run->save_userid, run->save_sec_context);
 }
 
-/* The whole flow, within expire_after. */
+/* The whole flow, within expire_after; *ranges gets that range (NIL: all). */
 static uint64
-recompute_whole(RunContext *run)
+recompute_whole(RunContext *run, List **ranges)
 {
-	List	   *ranges;
 	WindowRange *all;
 
+	*ranges = NIL;
 	if (run->entry->expire_after == NULL || run->probe == NULL)
 		return recompute(run->entry, run->plan, run->probe, NIL, true);
 	all = palloc0(sizeof(WindowRange));
 	all->start = window_expiry_cutoff(run->probe, run->entry->expire_after);
 	all->unbounded = true;
-	ranges = list_make1(all);
-	return recompute(run->entry, run->plan, run->probe, ranges, false);
+	*ranges = list_make1(all);
+	return recompute(run->entry, run->plan, run->probe, *ranges, false);
+}
+
+void
+batch_restrict_query(FlowPlan *plan, Query *query, List *ranges)
+{
+	query->jointree->quals = make_and_qual(query->jointree->quals,
+										   ranges_qual(plan, ranges));
 }
 
 typedef struct LogEntry
@@ -421,7 +420,7 @@ current_window_usecs(RunContext *run)
 }
 
 BatchResult
-batch_refresh_dirty(FlowEntry *entry)
+batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 {
 	BatchResult result = {0, 0, 0, false, 0};
 	List	   *entries;
@@ -446,8 +445,12 @@ batch_refresh_dirty(FlowEntry *entry)
 		whole |= ((LogEntry *) lfirst(lc))->whole;
 	if (whole || run.probe == NULL)
 	{
+		List	   *ranges;
+
 		consumed = entries;
-		result.rows_out = recompute_whole(&run);
+		result.rows_out = recompute_whole(&run, &ranges);
+		if (recomputed)
+			recomputed(arg, run.plan, run.probe, ranges, ranges == NIL);
 	}
 	else
 	{
@@ -458,7 +461,11 @@ batch_refresh_dirty(FlowEntry *entry)
 			ranges = clip_expired(ranges,
 								  window_expiry_cutoff(run.probe, entry->expire_after));
 		if (ranges != NIL)
+		{
 			result.rows_out = recompute(entry, run.plan, run.probe, ranges, false);
+			if (recomputed)
+				recomputed(arg, run.plan, run.probe, ranges, false);
+		}
 	}
 	run_end(&run);
 
@@ -477,7 +484,7 @@ batch_flush(FlowEntry *entry)
 
 	do
 	{
-		one = batch_refresh_dirty(entry);
+		one = batch_refresh_dirty(entry, NULL, NULL);
 		total.rows_out += one.rows_out;
 		total.rows_in += one.rows_in;
 		total.log_entries += one.log_entries;
@@ -499,7 +506,11 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 		return 0;
 	run_begin(&run, entry);
 	if (run.probe == NULL || (!has_start && !has_end))
-		rows = recompute_whole(&run);
+	{
+		List	   *ranges;
+
+		rows = recompute_whole(&run, &ranges);
+	}
 	else
 	{
 		WindowRange *r = palloc0(sizeof(WindowRange));

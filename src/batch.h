@@ -9,6 +9,25 @@
 #define FLOWPG_BATCH_H
 
 #include "catalog.h"
+#include "planner.h"
+#include "window.h"
+
+/* Window-aligned range of time ordinals [start, end). */
+typedef struct WindowRange
+{
+	int64		start;
+	int64		end;
+	bool		from_beginning; /* no start: everything up to end */
+	bool		unbounded;		/* no end: everything from start on */
+} WindowRange;
+
+/*
+ * Told, inside the run (as the owner, under the flow's settings, connected
+ * to SPI, after the sink rows were rewritten), which windows a refresh
+ * recomputed: ranges, or the whole flow when whole.
+ */
+typedef void (*BatchRecomputed) (void *arg, FlowPlan *plan, WindowProbe *probe,
+								 List *ranges, bool whole);
 
 typedef struct BatchResult
 {
@@ -23,7 +42,11 @@ typedef struct BatchResult
  * One run over the flow's dirty log: recomputes the windows it names and
  * deletes the entries it consumed, in the current transaction.
  */
-extern BatchResult batch_refresh_dirty(FlowEntry *entry);
+extern BatchResult batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed,
+									   void *arg);
+
+/* Adds "the time column is in one of the ranges" to a copy of the flow's query. */
+extern void batch_restrict_query(FlowPlan *plan, Query *query, List *ranges);
 
 /* Runs until the log entries visible now are consumed (flush_flow). */
 extern BatchResult batch_flush(FlowEntry *entry);

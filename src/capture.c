@@ -43,6 +43,8 @@
 #include "utils/timestamp.h"
 
 #include "capture.h"
+#include "operator.h"
+#include "stream_capture.h"
 #include "catalog.h"
 #include "planner.h"
 #include "window.h"
@@ -55,6 +57,8 @@ typedef struct CaptureFlow
 	int64		flow_id;
 	AttrNumber	time_attno;		/* 0: any change dirties the whole flow */
 	Oid			time_type;
+	bool		streaming;		/* inserted rows go to the streaming engine */
+	uint32		version;		/* of its operator graph */
 } CaptureFlow;
 
 typedef struct CaptureEntry
@@ -188,6 +192,8 @@ capture_entry(Oid relid)
 		CaptureFlow *cf = &local[n++];
 
 		cf->flow_id = flow->flow_id;
+		cf->streaming = strcmp(flow->mode, "streaming") == 0;
+		cf->version = cf->streaming ? graph_version(flow) : 0;
 
 		/*
 		 * A changed row dirties only its own windows when the table is read
@@ -254,12 +260,19 @@ log_dirty(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows)
 	simple_heap_insert(rel, tuple);
 	heap_freetuple(tuple);
 	table_close(rel, RowExclusiveLock);
+	stream_capture_note_dirty(flow_id);
 }
 
 void
 capture_log_whole_flow(int64 flow_id)
 {
 	log_dirty(flow_id, true, 0, 0, 0);
+}
+
+void
+capture_log_range(int64 flow_id, int64 lo, int64 hi, int64 nrows)
+{
+	log_dirty(flow_id, false, lo, hi, nrows);
 }
 
 /* The changed range of one time column of the statement's rows. */
@@ -337,6 +350,27 @@ flowpg_capture(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	}
 
+	/*
+	 * Streaming flows take inserted rows into their partials; what removes
+	 * or changes rows (UPDATE, DELETE, MERGE's old rows) is recomputed from
+	 * the source, like for batching flows.
+	 */
+	if (trigdata->tg_oldtable == NULL)
+	{
+		bool		all_streaming = true;
+
+		for (int i = 0; i < entry->nflows; i++)
+		{
+			if (entry->flows[i].streaming)
+				stream_capture_rows(entry->flows[i].flow_id, entry->flows[i].version,
+									rel, trigdata->tg_newtable);
+			else
+				all_streaming = false;
+		}
+		if (all_streaming)
+			return PointerGetDatum(NULL);
+	}
+
 	/* one range per distinct time column among the table's flows */
 	ranges = palloc(sizeof(ColumnRange) * entry->nflows);
 	for (int i = 0; i < entry->nflows; i++)
@@ -367,6 +401,8 @@ flowpg_capture(PG_FUNCTION_ARGS)
 		CaptureFlow *cf = &entry->flows[i];
 		ColumnRange *range = NULL;
 
+		if (cf->streaming && trigdata->tg_oldtable == NULL)
+			continue;			/* captured above */
 		for (int j = 0; j < nranges; j++)
 			if (ranges[j].attno == cf->time_attno)
 				range = &ranges[j];

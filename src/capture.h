@@ -27,4 +27,7 @@ extern void capture_invalidate_catalog(void);
 /* Records that the whole of a flow must be recomputed. */
 extern void capture_log_whole_flow(int64 flow_id);
 
+/* Records that the windows of time ordinals lo..hi must be recomputed. */
+extern void capture_log_range(int64 flow_id, int64 lo, int64 hi, int64 nrows);
+
 #endif							/* FLOWPG_CAPTURE_H */

@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -213,6 +215,7 @@ entry_from_heap(HeapTuple tuple, TupleDesc desc)
 
 	Assert(desc->natts == Natts_flow - 1);
 	heap_deform_tuple(tuple, desc, values, nulls);
+	entry->written_here = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(tuple->t_data));
 	entry->flow_id = DatumGetInt64(values[Col_flow_id - 1]);
 	entry->flow_name = text_value(values, nulls, Col_flow_name);
 	entry->owner = DatumGetObjectId(values[Col_owner - 1]);

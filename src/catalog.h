@@ -33,6 +33,7 @@ typedef struct FlowEntry
 	char	   *options;		/* jsonb, as text */
 	char	   *state;
 	Oid			deps_view;		/* flowpg_flows.<name>: records dependencies */
+	bool		written_here;	/* created or changed by this transaction */
 } FlowEntry;
 
 /* Does this database have flowpg's catalog (it may be being dropped)? */

@@ -34,6 +34,7 @@
 #include "batch.h"
 #include "capture.h"
 #include "catalog.h"
+#include "queue.h"
 #include "ddl_events.h"
 #include "stats.h"
 #include "worker.h"
@@ -423,6 +424,30 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("flush_flow must run in a READ COMMITTED transaction"),
 				 errdetail("It must see every change committed before the call.")));
+	if (strcmp(entry->mode, "streaming") == 0)
+	{
+		int64		rows;
+		FlushOutcome outcome = FLUSH_NO_WORKER;
+
+		/* the worker applies what is queued, recomputes what is dirty */
+		if (flowpg_enabled && !entry->written_here)
+			outcome = queue_flush_and_wait(entry->flow_id, &rows);
+		if (outcome == FLUSH_DONE)
+			PG_RETURN_INT64(rows);
+		if (outcome == FLUSH_FAILED)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("flow \"%s\" could not be flushed", entry->flow_name),
+					 errdetail("The worker failed to write its sink; flowpg.flow_errors has the error."),
+					 errhint("Fix the cause; the worker retries with a growing delay.")));
+
+		/*
+		 * No worker to ask (disabled, or the flow is not committed yet):
+		 * the sink is recomputed here; the worker's state, built from the
+		 * source, agrees with it.
+		 */
+		PG_RETURN_INT64((int64) batch_refresh_range(entry, false, 0, false, 0));
+	}
 	result = batch_flush(entry);
 	if (result.log_entries > 0)
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);

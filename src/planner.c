@@ -428,6 +428,7 @@ lookup_aggregate(Aggref *aggref)
 	agg->minvtransfn = form->aggminvtransfn;
 	agg->mfinalfn = form->aggmfinalfn;
 	agg->mtranstype = form->aggmtranstype;
+	agg->finalmodify = form->aggfinalmodify;
 	ReleaseSysCache(tuple);
 	return agg;
 }
@@ -449,6 +450,52 @@ aggregate_refusal(FlowAggregate *agg)
 	if (agg->transtype == INTERNALOID &&
 		(!OidIsValid(agg->serialfn) || !OidIsValid(agg->deserialfn)))
 		return psprintf("aggregate %s has no serialization functions", name);
+	if (OidIsValid(agg->finalfn) && agg->finalmodify == AGGMODIFY_READ_WRITE)
+		return psprintf("the final function of aggregate %s modifies its state", name);
+	return NULL;
+}
+
+static bool
+system_column_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return ((Var *) node)->varattno <= 0;
+	return expression_tree_walker(node, system_column_walker, context);
+}
+
+/* What the streaming operator graph cannot express, besides aggregates. */
+static char *
+graph_refusal(FlowPlan *plan)
+{
+	Query	   *query = plan->query;
+	ListCell   *lc;
+
+	if (system_column_walker((Node *) query->targetList, NULL) ||
+		system_column_walker(query->jointree->quals, NULL) ||
+		system_column_walker(query->havingQual, NULL))
+		return "the query reads a whole row or a system column";
+	foreach(lc, query->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, query->targetList);
+
+		if (tle->resjunk)
+			return "a GROUP BY expression is not an output column";
+		if (!sgc->hashable)
+			return psprintf("GROUP BY type %s cannot be hashed",
+							format_type_be(exprType((Node *) tle->expr)));
+	}
+	if (plan->window_expr &&
+		!window_is_time_type(exprType((Node *) plan->window_expr)) &&
+		!window_is_integer_type(exprType((Node *) plan->window_expr)))
+		return psprintf("the time window has type %s",
+						format_type_be(exprType((Node *) plan->window_expr)));
+	for (int i = 0; i < plan->noutputs; i++)
+		if (!OidIsValid(get_array_type(plan->outputs[i].type)))
+			return psprintf("output column \"%s\" has type %s, which has no array type",
+							plan->outputs[i].name, format_type_be(plan->outputs[i].type));
 	return NULL;
 }
 
@@ -472,6 +519,7 @@ plan_streaming(FlowPlan *plan)
 		if (plan->streaming_refusal)
 			return;
 	}
+	plan->streaming_refusal = graph_refusal(plan);
 }
 
 static FlowPlan *

@@ -43,6 +43,7 @@ typedef struct FlowAggregate
 	Oid			minvtransfn;
 	Oid			mfinalfn;
 	Oid			mtranstype;
+	char		finalmodify;	/* aggfinalmodify */
 } FlowAggregate;
 
 /*

@@ -9,6 +9,12 @@
  * existing sink is checked column by column, by name.  The DDL runs as the
  * calling user, who then owns the sink, and takes every identifier quoted.
  *
+ * The streaming engine writes a sink with one statement per flush: the
+ * changed groups go in as one array per column, unnest()ed into an
+ * INSERT ... ON CONFLICT (group key) DO UPDATE that skips rows whose values
+ * did not change.  That needs the unique index on the group key that the
+ * checks require (not deferrable: ON CONFLICT cannot use those).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -33,6 +39,8 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 #include "access/stratnum.h"
+#include "utils/datum.h"
+#include "utils/array.h"
 
 #include "catalog.h"
 #include "settings.h"
@@ -145,7 +153,7 @@ has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys)
 		if (!HeapTupleIsValid(tuple))
 			continue;
 		index = (Form_pg_index) GETSTRUCT(tuple);
-		matches = index->indisunique && index->indisvalid &&
+		matches = index->indisunique && index->indisvalid && index->indimmediate &&
 			index->indnkeyatts == nkeys &&
 			heap_attisnull(tuple, Anum_pg_index_indexprs, NULL) &&
 			heap_attisnull(tuple, Anum_pg_index_indpred, NULL);
@@ -244,7 +252,7 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("sink table \"%s\" has no unique index on the group key columns (%s)",
 						relname, cols.data),
-				 errdetail("flowpg writes one row per group and finds it by its keys."),
+				 errdetail("flowpg writes one row per group and finds it by its keys; the index must not be deferrable."),
 				 errhint("Create one: CREATE UNIQUE INDEX ON %s (%s) NULLS NOT DISTINCT;",
 						 qualified_relation_name(sink_relid), cols.data)));
 	}
@@ -323,4 +331,203 @@ sink_prepare(const char *sink_name, const char *flow_name, FlowPlan *plan,
 	else
 		check_existing_sink(relid, flow_name, plan, own_flow_id);
 	return relid;
+}
+
+SinkRows *
+sink_rows_create(int ncols)
+{
+	SinkRows   *rows = palloc0(sizeof(SinkRows));
+
+	rows->ncols = ncols;
+	rows->capacity = 64;
+	rows->values = palloc(sizeof(Datum *) * Max(ncols, 1));
+	rows->nulls = palloc(sizeof(bool *) * Max(ncols, 1));
+	for (int c = 0; c < ncols; c++)
+	{
+		rows->values[c] = palloc(sizeof(Datum) * rows->capacity);
+		rows->nulls[c] = palloc(sizeof(bool) * rows->capacity);
+	}
+	return rows;
+}
+
+/* Adds a row, copying its values into the current memory context. */
+void
+sink_rows_add(SinkRows *rows, FlowPlan *plan, Datum *values, bool *nulls)
+{
+	if (rows->nrows == rows->capacity)
+	{
+		rows->capacity *= 2;
+		for (int c = 0; c < rows->ncols; c++)
+		{
+			rows->values[c] = repalloc(rows->values[c], sizeof(Datum) * rows->capacity);
+			rows->nulls[c] = repalloc(rows->nulls[c], sizeof(bool) * rows->capacity);
+		}
+	}
+	for (int c = 0; c < rows->ncols; c++)
+	{
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(plan->outputs[c].type, &typlen, &typbyval);
+		rows->nulls[c][rows->nrows] = nulls[c];
+		rows->values[c][rows->nrows] = nulls[c] ? (Datum) 0 :
+			datumCopy(values[c], typbyval, typlen);
+	}
+	rows->nrows++;
+}
+
+/* $n as an array of output column c, for unnest(). */
+static Datum
+column_array(SinkRows *rows, FlowPlan *plan, int c, Oid *arraytype)
+{
+	Oid			type = plan->outputs[c].type;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			dims[1] = {rows->nrows};
+	int			lbs[1] = {1};
+
+	*arraytype = get_array_type(type);
+	if (!OidIsValid(*arraytype))
+		elog(ERROR, "flowpg: type %s has no array type", format_type_be(type));
+	get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+	return PointerGetDatum(construct_md_array(rows->values[c], rows->nulls[c], 1, dims, lbs,
+											  type, typlen, typbyval, typalign));
+}
+
+/*
+ * "FROM ROWS FROM (unnest($1), unnest($2), ...) AS u(c1, c2, ...)" over the columns
+ * keep[c] selects, with their arrays as arguments.
+ */
+static void
+append_unnest(StringInfo sql, SinkRows *rows, FlowPlan *plan, bool *keep,
+			  Oid *argtypes, Datum *args, int *nargs)
+{
+	bool		first = true;
+
+	appendStringInfoString(sql, " FROM ROWS FROM (");
+	for (int c = 0; c < plan->noutputs; c++)
+	{
+		if (!keep[c])
+			continue;
+		args[*nargs] = column_array(rows, plan, c, &argtypes[*nargs]);
+		(*nargs)++;
+		appendStringInfo(sql, "%spg_catalog.unnest($%d)", first ? "" : ", ", *nargs);
+		first = false;
+	}
+	appendStringInfoString(sql, ") AS u(");
+	first = true;
+	for (int c = 0; c < plan->noutputs; c++)
+	{
+		if (!keep[c])
+			continue;
+		appendStringInfo(sql, "%s%s", first ? "" : ", ", quote_identifier(plan->outputs[c].name));
+		first = false;
+	}
+	appendStringInfoChar(sql, ')');
+}
+
+static void
+insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
+{
+	char	   *sink = qualified_relation_name(sink_relid);
+	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
+	bool	   *all = palloc(sizeof(bool) * Max(plan->noutputs, 1));
+	Oid		   *argtypes = palloc(sizeof(Oid) * Max(plan->noutputs, 1));
+	Datum	   *args = palloc(sizeof(Datum) * Max(plan->noutputs, 1));
+	int			nargs = 0;
+	StringInfoData sql;
+	bool		first;
+
+	if (rows->nrows == 0)
+		return;
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink);
+	for (int c = 0; c < plan->noutputs; c++)
+	{
+		all[c] = true;
+		appendStringInfo(&sql, "%s%s", c ? ", " : "", quote_identifier(plan->outputs[c].name));
+	}
+	appendStringInfo(&sql, "%s) SELECT u.*%s", has_update_at ? ", update_at" : "",
+					 has_update_at ? ", pg_catalog.now()" : "");
+	append_unnest(&sql, rows, plan, all, argtypes, args, &nargs);
+	if (upsert)
+	{
+		StringInfoData changed;
+
+		appendStringInfoString(&sql, " ON CONFLICT (");
+		append_group_columns(&sql, plan);
+		appendStringInfoString(&sql, ") DO ");
+		initStringInfo(&changed);
+		first = true;
+		for (int c = 0; c < plan->noutputs; c++)
+		{
+			const char *col = quote_identifier(plan->outputs[c].name);
+			TypeCacheEntry *tc;
+
+			if (plan->outputs[c].is_group_key)
+				continue;
+			appendStringInfo(&sql, "%s%s = excluded.%s", first ? "UPDATE SET " : ", ", col, col);
+			/* types without an equality operator are compared as text */
+			tc = lookup_type_cache(plan->outputs[c].type, TYPECACHE_EQ_OPR);
+			if (OidIsValid(tc->eq_opr))
+				appendStringInfo(&changed, "%ss.%s IS DISTINCT FROM excluded.%s",
+								 first ? "" : " OR ", col, col);
+			else
+				appendStringInfo(&changed, "%ss.%s::pg_catalog.text IS DISTINCT FROM excluded.%s::pg_catalog.text",
+								 first ? "" : " OR ", col, col);
+			first = false;
+		}
+		if (first)
+			appendStringInfoString(&sql, "NOTHING");
+		else
+		{
+			if (has_update_at)
+				appendStringInfoString(&sql, ", update_at = excluded.update_at");
+			appendStringInfo(&sql, " WHERE %s", changed.data);
+		}
+	}
+	run_sql(sql.data, nargs, argtypes, args, SPI_OK_INSERT);
+}
+
+void
+sink_upsert(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
+{
+	insert_rows(sink_relid, plan, rows, true);
+}
+
+void
+sink_append(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
+{
+	insert_rows(sink_relid, plan, rows, false);
+}
+
+void
+sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
+{
+	bool	   *keys = palloc(sizeof(bool) * Max(plan->noutputs, 1));
+	Oid		   *argtypes = palloc(sizeof(Oid) * Max(plan->noutputs, 1));
+	Datum	   *args = palloc(sizeof(Datum) * Max(plan->noutputs, 1));
+	int			nargs = 0;
+	StringInfoData sql;
+	bool		first = true;
+
+	if (rows->nrows == 0)
+		return;
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s s USING (SELECT *", qualified_relation_name(sink_relid));
+	for (int c = 0; c < plan->noutputs; c++)
+		keys[c] = plan->outputs[c].is_group_key;
+	append_unnest(&sql, rows, plan, keys, argtypes, args, &nargs);
+	appendStringInfoString(&sql, ") d WHERE ");
+	for (int c = 0; c < plan->noutputs; c++)
+	{
+		const char *col = quote_identifier(plan->outputs[c].name);
+
+		if (!keys[c])
+			continue;
+		appendStringInfo(&sql, "%ss.%s IS NOT DISTINCT FROM d.%s", first ? "" : " AND ", col, col);
+		first = false;
+	}
+	run_sql(sql.data, nargs, argtypes, args, SPI_OK_DELETE);
 }

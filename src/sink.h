@@ -22,4 +22,29 @@ extern Oid	sink_prepare(const char *sink_name, const char *flow_name,
 /* Checks an existing sink against the flow's output columns. */
 extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 
+/*
+ * Rows for the sink, column by column: values[o][r] is output o of row r.
+ * The streaming engine collects them and writes them in one statement.
+ */
+typedef struct SinkRows
+{
+	int			nrows;
+	int			capacity;
+	int			ncols;
+	Datum	  **values;
+	bool	  **nulls;
+} SinkRows;
+
+extern SinkRows *sink_rows_create(int ncols);
+extern void sink_rows_add(SinkRows *rows, FlowPlan *plan, Datum *values, bool *nulls);
+
+/*
+ * Writes rows into the sink, as the current user, connected to SPI:
+ * upsert on the group key writing only rows whose values changed, delete
+ * by group key, or append (flows without aggregates).
+ */
+extern void sink_upsert(Oid sink_relid, FlowPlan *plan, SinkRows *rows);
+extern void sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows);
+extern void sink_append(Oid sink_relid, FlowPlan *plan, SinkRows *rows);
+
 #endif							/* FLOWPG_SINK_H */

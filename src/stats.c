@@ -12,6 +12,10 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+#include "access/htup_details.h"
+#include "flowpg.h"
+#include "queue.h"
+#include "funcapi.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -130,4 +134,45 @@ stats_set_next_run(int64 flow_id, TimestampTz next_run)
 							   "VALUES ($1, $2) ON CONFLICT (flow_id) "
 							   "DO UPDATE SET next_run_at = excluded.next_run_at",
 							   2, types, values, NULL);
+}
+
+PG_FUNCTION_INFO_V1(flowpg_stream_stats);
+
+/* flowpg._stream_stats(flow_id): the worker's published counters. */
+Datum
+flowpg_stream_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[10];
+	bool		nulls[10] = {0};
+	StreamStats st;
+	static const char *const statuses[] = {"none", "recovering", "active"};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (!queue_get_stats(PG_GETARG_INT64(0), &st))
+	{
+		memset(&st, 0, sizeof(st));
+		st.freshness_us = -1;
+	}
+	values[0] = Int64GetDatum(st.state_groups);
+	values[1] = Int64GetDatum(st.state_bytes);
+	values[2] = Int64GetDatum(st.queued_batches);
+	values[3] = Int64GetDatum(st.queued_bytes);
+	values[4] = Int64GetDatum(st.batches_applied);
+	values[5] = Int64GetDatum(st.batches_dropped);
+	values[6] = Int64GetDatum(st.fallbacks);
+	if (st.freshness_us < 0)
+		nulls[7] = true;
+	else
+	{
+		Interval   *iv = palloc0(sizeof(Interval));
+
+		iv->time = st.freshness_us;
+		values[7] = IntervalPGetDatum(iv);
+	}
+	nulls[8] = st.last_flush_at == 0;
+	values[8] = TimestampTzGetDatum(st.last_flush_at);
+	values[9] = CStringGetTextDatum(statuses[st.status]);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

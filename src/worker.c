@@ -56,6 +56,8 @@
 #include "catalog.h"
 #include "flowpg.h"
 #include "stats.h"
+#include "queue.h"
+#include "stream_state.h"
 #include "worker.h"
 
 PGDLLEXPORT void flowpg_launcher_main(Datum main_arg);
@@ -74,6 +76,7 @@ typedef struct DatabaseSlot
 	TimestampTz idle_since;		/* its worker left: no flowpg or no flows */
 	TimestampTz paused_until;	/* DROP/ALTER DATABASE needs it gone */
 	pid_t		worker_pid;
+	Latch	   *worker_latch;	/* writers wake it when they commit */
 } DatabaseSlot;
 
 typedef struct FlowpgShared
@@ -170,6 +173,7 @@ flowpg_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(FlowpgShared)));
+	queue_shmem_request();
 }
 
 static void
@@ -186,6 +190,7 @@ flowpg_shmem_startup(void)
 		memset(shared, 0, sizeof(FlowpgShared));
 		SpinLockInit(&shared->mutex);
 	}
+	queue_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -301,8 +306,44 @@ set_worker_pid(Oid dboid, pid_t pid)
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, true);
 	if (slot)
+	{
 		slot->worker_pid = pid;
+		slot->worker_latch = pid ? MyLatch : NULL;
+	}
 	SpinLockRelease(&shared->mutex);
+}
+
+void
+worker_wake(Oid dboid)
+{
+	DatabaseSlot *slot;
+	Latch	   *latch = NULL;
+
+	if (shared == NULL)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, false);
+	if (slot)
+		latch = slot->worker_latch;
+	SpinLockRelease(&shared->mutex);
+	if (latch)
+		SetLatch(latch);
+}
+
+bool
+worker_running(Oid dboid)
+{
+	DatabaseSlot *slot;
+	bool		running = false;
+
+	if (shared == NULL)
+		return false;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, false);
+	if (slot)
+		running = slot->worker_pid != 0;
+	SpinLockRelease(&shared->mutex);
+	return running;
 }
 
 static void
@@ -514,7 +555,7 @@ run_flow(int64 flow_id)
 
 		if (flowpg_query_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
-		result = batch_refresh_dirty(entry);
+		result = batch_refresh_dirty(entry, NULL, NULL);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		finished = GetCurrentTimestamp();
 		if (result.log_entries > 0)
@@ -578,7 +619,9 @@ run_due_flows(long *wait_ms)
 	has_flows = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists();
 	if (has_flows)
 	{
+		/* streaming flows: their dirty log is stream_run's */
 		catalog_query_privileged("SELECT f.flow_id, r.next_run_at, "
+								 "f.mode <> 'streaming' AND "
 								 "EXISTS (SELECT 1 FROM flowpg.dirty_log d WHERE d.flow_id = f.flow_id) "
 								 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
 								 0, NULL, NULL, NULL);
@@ -655,6 +698,7 @@ flowpg_worker_main(Datum main_arg)
 			mark_idle(dboid);
 			proc_exit(0);
 		}
+		wait_ms = Min(wait_ms, stream_run());
 		if (wait_ms > 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -17,4 +17,10 @@ extern void worker_register(void);
  */
 extern void worker_request(Oid dboid);
 
+/* Wakes the database's worker (new batches, a flush request). */
+extern void worker_wake(Oid dboid);
+
+/* Does the database have a running worker? */
+extern bool worker_running(Oid dboid);
+
 #endif							/* FLOWPG_WORKER_H */

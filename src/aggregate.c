@@ -1,0 +1,373 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggregate.c
+ *	  Where aggregate states are built, merged, shipped and finalized.
+ *
+ * Streaming flows compute aggregates the way parallel aggregation does:
+ * the writer runs the aggregate's transition function over its rows, the
+ * partial state crosses to the worker serialized (serialfn / deserialfn for
+ * internal states, the type's own representation otherwise), the worker
+ * merges it with the combine function, and the final function makes the
+ * sink value.  Everything comes from pg_aggregate, so every aggregate with
+ * a combine function works, built-in or not.  Strictness and initial values
+ * follow nodeAgg.c: a strict transition function with a NULL initial value
+ * takes the first non-NULL input as its state, NULL inputs are skipped, a
+ * strict combine function skips NULL partials and adopts the first one.
+ *
+ * Functions reach their state memory through AggCheckCallContext, which
+ * accepts a WindowAggState: we hand them one whose aggcontext is the memory
+ * of the states.  Being a window context also tells final functions not to
+ * modify the state, which the worker finalizes again after every change.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/expandeddatum.h"
+#include "utils/memutils.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "aggregate.h"
+
+void
+agg_support_init(AggSupport *agg, FlowAggregate *def)
+{
+	Aggref	   *aggref = def->aggref;
+	HeapTuple	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
+	Form_pg_aggregate form;
+	bool		isnull;
+	Datum		initval;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for aggregate %u", aggref->aggfnoid);
+	form = (Form_pg_aggregate) GETSTRUCT(tuple);
+
+	memset(agg, 0, sizeof(AggSupport));
+	agg->nargs = list_length(aggref->args);
+	fmgr_info(def->transfn, &agg->transfn);
+	fmgr_info(def->combinefn, &agg->combinefn);
+	if (OidIsValid(def->serialfn))
+		fmgr_info(def->serialfn, &agg->serialfn);
+	if (OidIsValid(def->deserialfn))
+		fmgr_info(def->deserialfn, &agg->deserialfn);
+	agg->has_finalfn = OidIsValid(def->finalfn);
+	if (agg->has_finalfn)
+	{
+		fmgr_info(def->finalfn, &agg->finalfn);
+		agg->final_nargs = form->aggfinalextra ? agg->nargs + 1 : 1;
+	}
+	agg->transtype = def->transtype;
+	get_typlenbyval(agg->transtype, &agg->translen, &agg->transbyval);
+	initval = SysCacheGetAttr(AGGFNOID, tuple, Anum_pg_aggregate_agginitval, &isnull);
+	agg->has_initval = !isnull;
+	if (agg->has_initval)
+	{
+		agg->initval_text = TextDatumGetCString(initval);
+		getTypeInputInfo(agg->transtype, &agg->initval_input, &agg->initval_ioparam);
+	}
+	agg->resulttype = aggref->aggtype;
+	agg->collation = aggref->inputcollid;
+	ReleaseSysCache(tuple);
+}
+
+AggContext *
+agg_context_create(MemoryContext memory)
+{
+	AggContext *cxt = MemoryContextAlloc(memory, sizeof(AggContext));
+	MemoryContext old = MemoryContextSwitchTo(memory);
+
+	cxt->node = makeNode(WindowAggState);
+	cxt->node->aggcontext = memory;
+	cxt->memory = memory;
+	MemoryContextSwitchTo(old);
+	return cxt;
+}
+
+void
+agg_init_trans(AggContext *cxt, AggSupport *aggs, int naggs, AggTrans *trans)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt->memory);
+
+	for (int i = 0; i < naggs; i++)
+	{
+		AggSupport *agg = &aggs[i];
+
+		if (agg->has_initval)
+		{
+			trans[i].value = OidInputFunctionCall(agg->initval_input, agg->initval_text,
+												  agg->initval_ioparam, -1);
+			trans[i].isnull = false;
+			trans[i].noinit = false;
+		}
+		else
+		{
+			trans[i].value = (Datum) 0;
+			trans[i].isnull = true;
+			trans[i].noinit = true;
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Keeps a new by-reference state in the states' memory and frees the old
+ * one, as nodeAgg's ExecAggTransReparent does.
+ */
+static Datum
+reparent_state(AggContext *cxt, AggSupport *agg, Datum newval, bool newnull,
+			   Datum oldval, bool oldnull)
+{
+	if (agg->transbyval || DatumGetPointer(newval) == DatumGetPointer(oldval))
+		return newval;
+	if (!newnull)
+	{
+		if (DatumIsReadWriteExpandedObject(newval, false, agg->translen) &&
+			MemoryContextGetParent(DatumGetEOHP(newval)->eoh_context) == cxt->memory)
+			 /* already ours */ ;
+		else
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt->memory);
+
+			newval = datumCopy(newval, false, agg->translen);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	if (!oldnull)
+	{
+		if (DatumIsReadWriteExpandedObject(oldval, false, agg->translen))
+			DeleteExpandedObject(oldval);
+		else
+			pfree(DatumGetPointer(oldval));
+	}
+	return newval;
+}
+
+/* Calls a transition or combine function on trans and one more input. */
+static void
+call_transition(AggContext *cxt, AggSupport *agg, FmgrInfo *fn, AggTrans *trans,
+				int nargs, Datum *args, bool *argnulls)
+{
+	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
+	Datum		newval;
+
+	InitFunctionCallInfoData(*fcinfo, fn, nargs + 1, agg->collation,
+							 (Node *) cxt->node, NULL);
+	fcinfo->args[0].value = trans->value;
+	fcinfo->args[0].isnull = trans->isnull;
+	for (int i = 0; i < nargs; i++)
+	{
+		fcinfo->args[i + 1].value = args[i];
+		fcinfo->args[i + 1].isnull = argnulls[i];
+	}
+	newval = FunctionCallInvoke(fcinfo);
+	trans->value = reparent_state(cxt, agg, newval, fcinfo->isnull,
+								  trans->value, trans->isnull);
+	trans->isnull = fcinfo->isnull;
+	trans->noinit = false;
+}
+
+void
+agg_advance(AggContext *cxt, AggSupport *agg, AggTrans *trans,
+			Datum *args, bool *argnulls)
+{
+	if (agg->transfn.fn_strict)
+	{
+		for (int i = 0; i < agg->nargs; i++)
+			if (argnulls[i])
+				return;
+		if (trans->noinit)
+		{
+			/* the first input is the state (its type is the state type) */
+			MemoryContext old = MemoryContextSwitchTo(cxt->memory);
+
+			trans->value = datumCopy(args[0], agg->transbyval, agg->translen);
+			trans->isnull = false;
+			trans->noinit = false;
+			MemoryContextSwitchTo(old);
+			return;
+		}
+		if (trans->isnull)
+			return;				/* a strict function keeps a NULL state NULL */
+	}
+	call_transition(cxt, agg, &agg->transfn, trans, agg->nargs, args, argnulls);
+}
+
+static Datum call_serialfn(AggContext *cxt, AggSupport *agg, Datum state);
+static Datum call_deserialfn(AggContext *cxt, AggSupport *agg, Datum bytes);
+
+void
+agg_combine(AggContext *cxt, AggSupport *agg, AggTrans *trans, Datum value, bool isnull,
+			bool transient)
+{
+	if (agg->combinefn.fn_strict)
+	{
+		if (isnull)
+			return;
+		if (trans->noinit || trans->isnull)
+		{
+			/* adopt the partial, in our memory */
+			MemoryContext old = MemoryContextSwitchTo(cxt->memory);
+
+			if (agg->transtype != INTERNALOID)
+				trans->value = datumCopy(value, agg->transbyval, agg->translen);
+			else if (transient)
+				trans->value = call_deserialfn(cxt, agg, call_serialfn(cxt, agg, value));
+			else
+				trans->value = value;
+			trans->isnull = false;
+			trans->noinit = false;
+			MemoryContextSwitchTo(old);
+			return;
+		}
+	}
+	call_transition(cxt, agg, &agg->combinefn, trans, 1, &value, &isnull);
+}
+
+static Datum
+call_serialfn(AggContext *cxt, AggSupport *agg, Datum state)
+{
+	LOCAL_FCINFO(fcinfo, 1);
+	Datum		result;
+
+	InitFunctionCallInfoData(*fcinfo, &agg->serialfn, 1, InvalidOid,
+							 (Node *) cxt->node, NULL);
+	fcinfo->args[0].value = state;
+	fcinfo->args[0].isnull = false;
+	result = FunctionCallInvoke(fcinfo);
+	if (fcinfo->isnull)
+		elog(ERROR, "serialization function %u returned NULL", agg->serialfn.fn_oid);
+	return result;
+}
+
+/* Deserializes in the current memory context. */
+static Datum
+call_deserialfn(AggContext *cxt, AggSupport *agg, Datum bytes)
+{
+	LOCAL_FCINFO(fcinfo, 2);
+	Datum		result;
+
+	InitFunctionCallInfoData(*fcinfo, &agg->deserialfn, 2, InvalidOid,
+							 (Node *) cxt->node, NULL);
+	fcinfo->args[0].value = bytes;
+	fcinfo->args[0].isnull = false;
+	fcinfo->args[1].value = (Datum) 0;
+	fcinfo->args[1].isnull = false;
+	result = FunctionCallInvoke(fcinfo);
+	if (fcinfo->isnull)
+		elog(ERROR, "deserialization function %u returned NULL", agg->deserialfn.fn_oid);
+	return result;
+}
+
+void
+datum_write(StringInfo buf, Datum value, bool isnull, bool typbyval, int16 typlen)
+{
+	Size		size;
+	char	   *start;
+
+	/* a value read from a table may point into TOAST: ship the bytes */
+	if (!isnull && typlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(value)) &&
+		!VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(value)))
+		value = PointerGetDatum(detoast_external_attr((struct varlena *) DatumGetPointer(value)));
+	size = datumEstimateSpace(value, isnull, typbyval, typlen);
+	enlargeStringInfo(buf, size);
+	start = buf->data + buf->len;
+	datumSerialize(value, isnull, typbyval, typlen, &start);
+	buf->len += size;
+	buf->data[buf->len] = '\0';
+}
+
+Datum
+datum_read(char **cursor, bool *isnull)
+{
+	return datumRestore(cursor, isnull);
+}
+
+void
+agg_serialize(AggContext *cxt, AggSupport *agg, AggTrans *trans, StringInfo buf)
+{
+	if (agg->transtype == INTERNALOID)
+	{
+		bytea	   *bytes = trans->isnull ? NULL :
+			DatumGetByteaPP(call_serialfn(cxt, agg, trans->value));
+
+		datum_write(buf, PointerGetDatum(bytes), trans->isnull, false, -1);
+	}
+	else
+		datum_write(buf, trans->value, trans->isnull, agg->transbyval, agg->translen);
+}
+
+Datum
+agg_deserialize(AggContext *cxt, AggSupport *agg, char **cursor, bool *isnull)
+{
+	Datum		value = datum_read(cursor, isnull);
+
+	if (*isnull || agg->transtype != INTERNALOID)
+		return value;
+	return call_deserialfn(cxt, agg, value);
+}
+
+void
+agg_copy(AggContext *from, AggContext *to, AggSupport *agg, AggTrans *src, AggTrans *dst)
+{
+	*dst = *src;
+	if (src->isnull)
+		return;
+	if (agg->transtype == INTERNALOID)
+	{
+		MemoryContext old = MemoryContextSwitchTo(to->memory);
+
+		dst->value = call_deserialfn(to, agg, call_serialfn(from, agg, src->value));
+		MemoryContextSwitchTo(old);
+	}
+	else if (!agg->transbyval)
+	{
+		MemoryContext old = MemoryContextSwitchTo(to->memory);
+
+		dst->value = datumCopy(src->value, false, agg->translen);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+Datum
+agg_finalize(AggContext *cxt, AggSupport *agg, AggTrans *trans, bool *isnull)
+{
+	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
+	Datum		result;
+
+	if (!agg->has_finalfn)
+	{
+		*isnull = trans->isnull;
+		if (trans->isnull)
+			return (Datum) 0;
+		return datumCopy(trans->value, agg->transbyval, agg->translen);
+	}
+	InitFunctionCallInfoData(*fcinfo, &agg->finalfn, agg->final_nargs, agg->collation,
+							 (Node *) cxt->node, NULL);
+	fcinfo->args[0].value = trans->value;
+	fcinfo->args[0].isnull = trans->isnull;
+	/* the extra arguments of aggfinalextra are NULLs of the input types */
+	for (int i = 1; i < agg->final_nargs; i++)
+	{
+		fcinfo->args[i].value = (Datum) 0;
+		fcinfo->args[i].isnull = true;
+	}
+	if (agg->finalfn.fn_strict)
+	{
+		for (int i = 0; i < agg->final_nargs; i++)
+			if (fcinfo->args[i].isnull)
+			{
+				*isnull = true;
+				return (Datum) 0;
+			}
+	}
+	result = FunctionCallInvoke(fcinfo);
+	*isnull = fcinfo->isnull;
+	return result;
+}

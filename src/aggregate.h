@@ -1,0 +1,94 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggregate.h
+ *	  Where partial aggregate states are built, merged, shipped and
+ *	  finalized: pg_aggregate's support functions, called as nodeAgg.c does.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_AGGREGATE_H
+#define FLOWPG_AGGREGATE_H
+
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "nodes/execnodes.h"
+
+#include "planner.h"
+
+/* The support functions of one aggregate call, looked up once. */
+typedef struct AggSupport
+{
+	int			nargs;			/* inputs of the aggregate */
+	FmgrInfo	transfn;
+	FmgrInfo	combinefn;
+	FmgrInfo	serialfn;		/* internal states only */
+	FmgrInfo	deserialfn;
+	FmgrInfo	finalfn;
+	bool		has_finalfn;
+	int			final_nargs;	/* 1 + the inputs when aggfinalextra */
+	Oid			transtype;
+	int16		translen;
+	bool		transbyval;
+	bool		has_initval;
+	char	   *initval_text;	/* input text of agginitval */
+	Oid			initval_input;	/* input function and its type parameter */
+	Oid			initval_ioparam;
+	Oid			resulttype;
+	Oid			collation;		/* the aggregate call's input collation */
+} AggSupport;
+
+/* One aggregate's transition value within a group. */
+typedef struct AggTrans
+{
+	Datum		value;
+	bool		isnull;
+	bool		noinit;			/* strict transfn, no input yet (nodeAgg's
+								 * noTransValue) */
+} AggTrans;
+
+/*
+ * Where states live: the memory context handed to aggregate functions by
+ * AggCheckCallContext (through a minimal WindowAggState, so final functions
+ * know not to modify the state).
+ */
+typedef struct AggContext
+{
+	WindowAggState *node;
+	MemoryContext memory;
+} AggContext;
+
+extern void agg_support_init(AggSupport *agg, FlowAggregate *def);
+extern AggContext *agg_context_create(MemoryContext memory);
+
+/* Initial transition values of a new group, in the context's memory. */
+extern void agg_init_trans(AggContext *cxt, AggSupport *aggs, int naggs, AggTrans *trans);
+
+/* One input row: transfn with nodeAgg's strictness rules. */
+extern void agg_advance(AggContext *cxt, AggSupport *agg, AggTrans *trans,
+						Datum *args, bool *argnulls);
+
+/*
+ * Merges a partial state into trans with combinefn; a transient internal
+ * partial (in memory about to be freed) is copied when adopted.
+ */
+extern void agg_combine(AggContext *cxt, AggSupport *agg, AggTrans *trans,
+						Datum value, bool isnull, bool transient);
+
+/* Appends a state to buf (serialfn for internal states). */
+extern void agg_serialize(AggContext *cxt, AggSupport *agg, AggTrans *trans, StringInfo buf);
+
+/* Reads a state written by agg_serialize, in the current memory context. */
+extern Datum agg_deserialize(AggContext *cxt, AggSupport *agg, char **cursor, bool *isnull);
+
+/* A copy of a state in another context (serialized for internal states). */
+extern void agg_copy(AggContext *from, AggContext *to, AggSupport *agg,
+					 AggTrans *src, AggTrans *dst);
+
+/* The aggregate's result, in the current memory context. */
+extern Datum agg_finalize(AggContext *cxt, AggSupport *agg, AggTrans *trans, bool *isnull);
+
+/* Appends a datum of a key or output column to buf; reads it back. */
+extern void datum_write(StringInfo buf, Datum value, bool isnull, bool typbyval, int16 typlen);
+extern Datum datum_read(char **cursor, bool *isnull);
+
+#endif							/* FLOWPG_AGGREGATE_H */

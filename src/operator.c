@@ -1,0 +1,585 @@
+/*-------------------------------------------------------------------------
+ *
+ * operator.c
+ *	  Where a streaming flow is compiled and rows and groups go through it.
+ *
+ * The graph is built from the flow's analysed query (the catalog's
+ * nodeToString tree, the same in every process): the columns of the one
+ * source table it reads become a compact row, WHERE becomes a filter, the
+ * GROUP BY expressions the group key (the time window among them), the
+ * aggregate arguments and FILTER clauses expressions over the row.  On the
+ * output side every Aggref and every group key expression of the target
+ * list and HAVING is replaced by a reference to the finalized group, as
+ * setrefs.c does for an Agg node, so the sink row is the query's own
+ * expressions evaluated over (keys, aggregate results).
+ *
+ * Expressions are compiled with ExecInitExpr (no planner, no SQL), groups
+ * are kept in PostgreSQL's TupleHashTable with the GROUP BY equality and
+ * hash functions, so two values the query would group together (1.0 and
+ * 1.00) share a group here too.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/tupdesc.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "operator.h"
+#include "window.h"
+
+/* Group states are carved from blocks: no per-group chunk header. */
+#define GROUP_BLOCK_SIZE (32 * 1024)
+
+typedef struct BuildContext
+{
+	Query	   *query;
+	AttrNumber *compact;		/* source attno -> row column, 0 when unused */
+	int			maxattno;
+	StreamGraph *graph;
+	List	   *key_exprs;		/* original GROUP BY expressions */
+} BuildContext;
+
+uint32
+graph_version(FlowEntry *entry)
+{
+	uint32		h = hash_bytes((const unsigned char *) entry->query_tree,
+							   strlen(entry->query_tree));
+
+	if (entry->settings)
+		h = hash_combine(h, hash_bytes((const unsigned char *) VARDATA(entry->settings),
+									   VARSIZE(entry->settings) - VARHDRSZ));
+	return hash_combine(h, (uint32) entry->sink_relid);
+}
+
+/* Source Vars -> columns of the compact row. */
+static Node *
+compact_vars_mutator(Node *node, BuildContext *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) copyObject(node);
+
+		if (var->varno != 1 || var->varlevelsup != 0 || var->varattno <= 0 ||
+			var->varattno > cxt->maxattno || cxt->compact[var->varattno] == 0)
+			elog(ERROR, "flowpg: unexpected column reference in a streaming flow");
+		var->varattno = cxt->compact[var->varattno];
+		var->varattnosyn = var->varattno;
+		return (Node *) var;
+	}
+	return expression_tree_mutator(node, compact_vars_mutator, (void *) cxt);
+}
+
+static ExprState *
+compile_expr(BuildContext *cxt, Node *expr)
+{
+	expr = compact_vars_mutator(expr, cxt);
+	return ExecInitExpr(expression_planner((Expr *) expr), NULL);
+}
+
+static ExprState *
+compile_qual(BuildContext *cxt, Node *qual)
+{
+	if (qual == NULL)
+		return NULL;
+	qual = compact_vars_mutator(qual, cxt);
+	qual = (Node *) expression_planner((Expr *) qual);
+	return ExecInitQual(make_ands_implicit((Expr *) qual), NULL);
+}
+
+/* Aggregates and group keys -> the group slot's columns (OUTER_VAR). */
+static Node *
+group_ref_mutator(Node *node, BuildContext *cxt)
+{
+	StreamGraph *graph = cxt->graph;
+	ListCell   *lc;
+
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Aggref))
+	{
+		for (int i = 0; i < graph->naggs; i++)
+		{
+			FlowAggregate *def = list_nth(graph->plan->aggregates, i);
+
+			if (equal(node, def->aggref))
+				return (Node *) makeVar(OUTER_VAR, graph->nkeys + i + 1,
+										exprType(node), -1, exprCollation(node), 0);
+		}
+		elog(ERROR, "flowpg: aggregate of the output not found in the flow's plan");
+	}
+	foreach(lc, cxt->key_exprs)
+	{
+		if (equal(node, lfirst(lc)))
+			return (Node *) makeVar(OUTER_VAR, foreach_current_index(lc) + 1,
+									exprType(node), exprTypmod(node),
+									exprCollation(node), 0);
+	}
+	if (IsA(node, Var))
+		elog(ERROR, "flowpg: output column is neither grouped nor aggregated");
+	return expression_tree_mutator(node, group_ref_mutator, (void *) cxt);
+}
+
+static void
+collect_columns(BuildContext *cxt)
+{
+	Query	   *query = cxt->query;
+	RangeTblEntry *rte = rt_fetch(1, query->rtable);
+	List	   *vars;
+	ListCell   *lc;
+	StreamGraph *graph = cxt->graph;
+
+	vars = pull_var_clause((Node *) query->targetList, PVC_RECURSE_AGGREGATES);
+	vars = list_concat(vars, pull_var_clause(query->jointree->quals, PVC_RECURSE_AGGREGATES));
+	vars = list_concat(vars, pull_var_clause(query->havingQual, PVC_RECURSE_AGGREGATES));
+	cxt->maxattno = 0;
+	foreach(lc, vars)
+		cxt->maxattno = Max(cxt->maxattno, lfirst_node(Var, lc)->varattno);
+	cxt->compact = palloc0(sizeof(AttrNumber) * (cxt->maxattno + 1));
+
+	/* the time column is always read: it places a group's rows in time */
+	if (graph->plan->window_expr)
+	{
+		Var		   *tv = linitial_node(Var, pull_var_clause((Node *) graph->plan->window_expr, 0));
+
+		vars = lcons(tv, vars);
+	}
+	graph->col_names = palloc(sizeof(char *) * Max(list_length(vars), 1));
+	graph->ncols = 0;
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst_node(Var, lc);
+
+		if (var->varno != 1 || var->varlevelsup != 0 || var->varattno <= 0)
+			elog(ERROR, "flowpg: a streaming flow reads a column it cannot capture");
+		if (cxt->compact[var->varattno] != 0)
+			continue;
+		cxt->compact[var->varattno] = ++graph->ncols;
+		graph->col_names[graph->ncols - 1] = get_attname(rte->relid, var->varattno, false);
+	}
+	graph->row_desc = CreateTemplateTupleDesc(Max(graph->ncols, 1));
+	for (int a = 1; a <= cxt->maxattno; a++)
+	{
+		Oid			type;
+		int32		typmod;
+		Oid			collation;
+
+		if (cxt->compact[a] == 0)
+			continue;
+		get_atttypetypmodcoll(rte->relid, a, &type, &typmod, &collation);
+		TupleDescInitEntry(graph->row_desc, cxt->compact[a], get_attname(rte->relid, a, false),
+						   type, typmod, 0);
+		TupleDescInitEntryCollation(graph->row_desc, cxt->compact[a], collation);
+	}
+	graph->time_col = -1;
+	if (graph->plan->window_expr)
+	{
+		graph->time_col = cxt->compact[graph->plan->time_attno] - 1;
+		graph->time_type = graph->plan->time_type;
+	}
+}
+
+static void
+build_keys(BuildContext *cxt)
+{
+	StreamGraph *graph = cxt->graph;
+	Query	   *query = cxt->query;
+	Oid		   *eqops;
+	ListCell   *lc;
+	int			k = 0;
+
+	graph->nkeys = list_length(query->groupClause);
+	graph->key_exprs = palloc(sizeof(ExprState *) * Max(graph->nkeys, 1));
+	graph->key_cols = palloc(sizeof(AttrNumber) * Max(graph->nkeys, 1));
+	graph->key_collations = palloc(sizeof(Oid) * Max(graph->nkeys, 1));
+	eqops = palloc(sizeof(Oid) * Max(graph->nkeys, 1));
+	graph->key_desc = CreateTemplateTupleDesc(graph->nkeys);
+	graph->window_key = -1;
+	foreach(lc, query->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, query->targetList);
+		Node	   *expr = (Node *) tle->expr;
+
+		cxt->key_exprs = lappend(cxt->key_exprs, expr);
+		graph->key_exprs[k] = compile_expr(cxt, expr);
+		graph->key_cols[k] = k + 1;
+		graph->key_collations[k] = exprCollation(expr);
+		eqops[k] = sgc->eqop;
+		TupleDescInitEntry(graph->key_desc, k + 1, NULL, exprType(expr), exprTypmod(expr), 0);
+		if (graph->plan->window_expr && graph->window_key < 0 &&
+			equal(expr, graph->plan->window_expr))
+			graph->window_key = k;
+		k++;
+	}
+	if (graph->nkeys > 0)
+		execTuplesHashPrepare(graph->nkeys, eqops, &graph->key_eqfuncs, &graph->key_hashfns);
+	graph->key_slot = MakeSingleTupleTableSlot(graph->key_desc, &TTSOpsMinimalTuple);
+}
+
+static void
+build_aggregates(BuildContext *cxt)
+{
+	StreamGraph *graph = cxt->graph;
+	ListCell   *lc;
+	int			maxargs = 1;
+
+	graph->naggs = list_length(graph->plan->aggregates);
+	graph->aggs = palloc0(sizeof(AggSupport) * Max(graph->naggs, 1));
+	graph->agg_args = palloc0(sizeof(ExprState **) * Max(graph->naggs, 1));
+	graph->agg_filters = palloc0(sizeof(ExprState *) * Max(graph->naggs, 1));
+	foreach(lc, graph->plan->aggregates)
+	{
+		FlowAggregate *def = lfirst(lc);
+		int			i = foreach_current_index(lc);
+		ListCell   *lc2;
+
+		agg_support_init(&graph->aggs[i], def);
+		graph->agg_args[i] = palloc(sizeof(ExprState *) * Max(graph->aggs[i].nargs, 1));
+		foreach(lc2, def->aggref->args)
+			graph->agg_args[i][foreach_current_index(lc2)] =
+				compile_expr(cxt, (Node *) lfirst_node(TargetEntry, lc2)->expr);
+		if (def->aggref->aggfilter)
+			graph->agg_filters[i] = compile_qual(cxt, (Node *) def->aggref->aggfilter);
+		maxargs = Max(maxargs, graph->aggs[i].nargs);
+	}
+	graph->arg_values = palloc(sizeof(Datum) * maxargs);
+	graph->arg_nulls = palloc(sizeof(bool) * maxargs);
+}
+
+static void
+build_outputs(BuildContext *cxt)
+{
+	StreamGraph *graph = cxt->graph;
+	Query	   *query = cxt->query;
+	ListCell   *lc;
+	int			o = 0;
+
+	graph->group_desc = CreateTemplateTupleDesc(Max(graph->nkeys + graph->naggs, 1));
+	for (int k = 0; k < graph->nkeys; k++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);
+
+		TupleDescInitEntry(graph->group_desc, k + 1, NULL, attr->atttypid, attr->atttypmod, 0);
+	}
+	for (int i = 0; i < graph->naggs; i++)
+		TupleDescInitEntry(graph->group_desc, graph->nkeys + i + 1, NULL,
+						   graph->aggs[i].resulttype, -1, 0);
+	graph->group_slot = MakeSingleTupleTableSlot(graph->group_desc, &TTSOpsVirtual);
+
+	graph->noutputs = graph->plan->noutputs;
+	graph->outputs = palloc(sizeof(ExprState *) * Max(graph->noutputs, 1));
+	graph->output_lens = palloc(sizeof(int16) * Max(graph->noutputs, 1));
+	graph->output_byvals = palloc(sizeof(bool) * Max(graph->noutputs, 1));
+	foreach(lc, query->targetList)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Node	   *expr = (Node *) tle->expr;
+
+		if (tle->resjunk)
+			continue;
+		if (graph->plan->is_aggregate)
+			graph->outputs[o] = ExecInitExpr(expression_planner((Expr *) group_ref_mutator(expr, cxt)),
+											 NULL);
+		else
+			graph->outputs[o] = compile_expr(cxt, expr);
+		get_typlenbyval(exprType(expr), &graph->output_lens[o], &graph->output_byvals[o]);
+		o++;
+	}
+	if (query->havingQual)
+	{
+		Node	   *having = group_ref_mutator(query->havingQual, cxt);
+
+		having = (Node *) expression_planner((Expr *) having);
+		graph->having = ExecInitQual(make_ands_implicit((Expr *) having), NULL);
+	}
+}
+
+StreamGraph *
+graph_build(FlowEntry *entry, MemoryContext parent)
+{
+	MemoryContext memory = AllocSetContextCreate(parent, "flowpg operator graph",
+												 ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(memory);
+	StreamGraph *graph = palloc0(sizeof(StreamGraph));
+	BuildContext cxt = {0};
+
+	graph->memory = memory;
+	graph->flow_id = entry->flow_id;
+	graph->version = graph_version(entry);
+	cxt.query = stringToNode(entry->query_tree);
+	cxt.graph = graph;
+	graph->plan = flow_plan_query_tree(cxt.query);
+	if (graph->plan->streaming_refusal)
+		elog(ERROR, "flowpg: flow \"%s\" cannot stream: %s", entry->flow_name,
+			 graph->plan->streaming_refusal);
+
+	collect_columns(&cxt);
+	graph->econtext = CreateStandaloneExprContext();
+	graph->row_slot = MakeSingleTupleTableSlot(graph->row_desc, &TTSOpsVirtual);
+	graph->econtext->ecxt_scantuple = graph->row_slot;
+	graph->filter = compile_qual(&cxt, cxt.query->jointree->quals);
+	build_keys(&cxt);
+	build_aggregates(&cxt);
+	build_outputs(&cxt);
+	MemoryContextSwitchTo(old);
+	return graph;
+}
+
+void
+graph_free(StreamGraph *graph)
+{
+	MemoryContextDelete(graph->memory);
+}
+
+AttrNumber *
+graph_column_map(StreamGraph *graph, TupleDesc source_desc)
+{
+	AttrNumber *map = MemoryContextAlloc(graph->memory,
+										 sizeof(AttrNumber) * Max(graph->ncols, 1));
+
+	for (int c = 0; c < graph->ncols; c++)
+	{
+		map[c] = InvalidAttrNumber;
+		for (int a = 0; a < source_desc->natts; a++)
+		{
+			Form_pg_attribute attr = TupleDescAttr(source_desc, a);
+
+			if (!attr->attisdropped && strcmp(NameStr(attr->attname), graph->col_names[c]) == 0)
+				map[c] = attr->attnum;
+		}
+		if (map[c] == InvalidAttrNumber)
+			elog(ERROR, "flowpg: source column \"%s\" is missing", graph->col_names[c]);
+	}
+	return map;
+}
+
+void
+graph_load_row(StreamGraph *graph, TupleTableSlot *source, AttrNumber *column_map)
+{
+	TupleTableSlot *row = graph->row_slot;
+
+	ExecClearTuple(row);
+	for (int c = 0; c < graph->ncols; c++)
+		row->tts_values[c] = slot_getattr(source, column_map[c], &row->tts_isnull[c]);
+	ExecStoreVirtualTuple(row);
+}
+
+GroupTable *
+group_table_create(StreamGraph *graph, MemoryContext parent)
+{
+	MemoryContext memory = AllocSetContextCreate(parent, "flowpg groups",
+												 ALLOCSET_DEFAULT_SIZES);
+	GroupTable *table = MemoryContextAllocZero(memory, sizeof(GroupTable));
+
+	table->memory = memory;
+	table->aggcxt = agg_context_create(memory);
+	if (graph->nkeys > 0)
+		table->hash = BuildTupleHashTableExt(NULL, graph->key_desc, graph->nkeys,
+											 graph->key_cols, graph->key_eqfuncs,
+											 graph->key_hashfns, graph->key_collations,
+											 256, 0, memory, memory,
+											 graph->econtext->ecxt_per_tuple_memory,
+											 false);
+	return table;
+}
+
+void
+group_table_free(GroupTable *table)
+{
+	MemoryContextDelete(table->memory);
+}
+
+static FlowGroup *
+new_group(StreamGraph *graph, GroupTable *table, MinimalTuple key)
+{
+	Size		size = MAXALIGN(offsetof(FlowGroup, trans) + sizeof(AggTrans) * graph->naggs);
+	FlowGroup *group;
+
+	if (table->bump_left < size)
+	{
+		table->bump = MemoryContextAlloc(table->memory, Max(GROUP_BLOCK_SIZE, size));
+		table->bump_left = Max(GROUP_BLOCK_SIZE, size);
+	}
+	group = (FlowGroup *) table->bump;
+	table->bump += size;
+	table->bump_left -= size;
+	group->key = key;
+	group->time_lo = PG_INT64_MAX;
+	group->time_hi = PG_INT64_MIN;
+	group->changed = false;
+	group->in_sink = false;
+	agg_init_trans(table->aggcxt, graph->aggs, graph->naggs, group->trans);
+	table->ngroups++;
+	return group;
+}
+
+FlowGroup *
+group_lookup(StreamGraph *graph, GroupTable *table, bool create)
+{
+	TupleHashEntry entry;
+	bool		isnew = false;
+
+	if (graph->nkeys == 0)
+	{
+		/* one group: the whole input */
+		if (table->single == NULL && create)
+			table->single = new_group(graph, table, NULL);
+		return table->single;
+	}
+	entry = LookupTupleHashEntry(table->hash, graph->key_slot, create ? &isnew : NULL, NULL);
+	if (entry == NULL)
+		return NULL;
+	if (isnew)
+		entry->additional = new_group(graph, table, entry->firstTuple);
+	return (FlowGroup *) entry->additional;
+}
+
+/* Evaluates the group key of the row into the key slot (detoasted). */
+static void
+eval_keys(StreamGraph *graph)
+{
+	TupleTableSlot *slot = graph->key_slot;
+
+	ExecClearTuple(slot);
+	for (int k = 0; k < graph->nkeys; k++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);
+		Datum		value = ExecEvalExpr(graph->key_exprs[k], graph->econtext,
+										 &slot->tts_isnull[k]);
+
+		if (!slot->tts_isnull[k] && attr->attlen == -1 &&
+			VARATT_IS_EXTERNAL(DatumGetPointer(value)))
+			value = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(value)));
+		slot->tts_values[k] = value;
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+bool
+graph_accumulate_row(StreamGraph *graph, GroupTable *table)
+{
+	ExprContext *econtext = graph->econtext;
+	FlowGroup *group;
+
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = graph->row_slot;
+	if (graph->filter && !ExecQual(graph->filter, econtext))
+		return false;
+	eval_keys(graph);
+	group = group_lookup(graph, table, true);
+	if (graph->time_col >= 0 && !graph->row_slot->tts_isnull[graph->time_col])
+	{
+		int64		t = window_datum_to_ordinal(graph->time_type,
+												graph->row_slot->tts_values[graph->time_col]);
+
+		group->time_lo = Min(group->time_lo, t);
+		group->time_hi = Max(group->time_hi, t);
+	}
+	for (int i = 0; i < graph->naggs; i++)
+	{
+		AggSupport *agg = &graph->aggs[i];
+		MemoryContext old;
+
+		if (graph->agg_filters[i] && !ExecQual(graph->agg_filters[i], econtext))
+			continue;
+		for (int a = 0; a < agg->nargs; a++)
+			graph->arg_values[a] = ExecEvalExpr(graph->agg_args[i][a], econtext,
+												&graph->arg_nulls[a]);
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		agg_advance(table->aggcxt, agg, &group->trans[i], graph->arg_values, graph->arg_nulls);
+		MemoryContextSwitchTo(old);
+	}
+	return true;
+}
+
+bool
+graph_project_row(StreamGraph *graph, Datum *values, bool *nulls)
+{
+	ExprContext *econtext = graph->econtext;
+
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = graph->row_slot;
+	if (graph->filter && !ExecQual(graph->filter, econtext))
+		return false;
+	for (int o = 0; o < graph->noutputs; o++)
+		values[o] = ExecEvalExpr(graph->outputs[o], econtext, &nulls[o]);
+	return true;
+}
+
+bool
+graph_group_output(StreamGraph *graph, GroupTable *table, FlowGroup *group,
+				   Datum *values, bool *nulls)
+{
+	ExprContext *econtext = graph->econtext;
+	TupleTableSlot *slot = graph->group_slot;
+	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+
+	ExecClearTuple(slot);
+	if (graph->nkeys > 0)
+	{
+		ExecStoreMinimalTuple(group->key, graph->key_slot, false);
+		slot_getallattrs(graph->key_slot);
+		for (int k = 0; k < graph->nkeys; k++)
+		{
+			slot->tts_values[k] = graph->key_slot->tts_values[k];
+			slot->tts_isnull[k] = graph->key_slot->tts_isnull[k];
+		}
+	}
+	for (int i = 0; i < graph->naggs; i++)
+		slot->tts_values[graph->nkeys + i] =
+			agg_finalize(table->aggcxt, &graph->aggs[i], &group->trans[i],
+						 &slot->tts_isnull[graph->nkeys + i]);
+	ExecStoreVirtualTuple(slot);
+	MemoryContextSwitchTo(old);
+
+	econtext->ecxt_outertuple = slot;
+	for (int o = 0; o < graph->noutputs; o++)
+		values[o] = ExecEvalExpr(graph->outputs[o], econtext, &nulls[o]);
+	return graph->having == NULL || ExecQual(graph->having, econtext);
+}
+
+int64
+group_window_ordinal(StreamGraph *graph, FlowGroup *group, bool *isnull)
+{
+	Datum		value;
+
+	ExecStoreMinimalTuple(group->key, graph->key_slot, false);
+	value = slot_getattr(graph->key_slot, graph->window_key + 1, isnull);
+	if (*isnull)
+		return 0;
+	return window_datum_to_ordinal(TupleDescAttr(graph->key_desc, graph->window_key)->atttypid,
+								   value);
+}
+
+FlowGroup *
+group_table_next(GroupTable *table, GroupIterator *iter)
+{
+	TupleHashEntry entry;
+
+	if (table->hash == NULL)
+	{
+		if (iter->single_done)
+			return NULL;
+		iter->single_done = true;
+		return table->single;
+	}
+	if (!iter->started)
+	{
+		InitTupleHashIterator(table->hash, &iter->hash_iter);
+		iter->started = true;
+	}
+	entry = ScanTupleHashTable(table->hash, &iter->hash_iter);
+	return entry ? (FlowGroup *) entry->additional : NULL;
+}

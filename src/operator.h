@@ -1,0 +1,139 @@
+/*-------------------------------------------------------------------------
+ *
+ * operator.h
+ *	  The streaming operator graph of a flow: filter -> projection (group
+ *	  keys, window, aggregate arguments) -> partial aggregate, and on the
+ *	  worker's side finalize -> HAVING -> sink row.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_OPERATOR_H
+#define FLOWPG_OPERATOR_H
+
+#include "executor/executor.h"
+#include "nodes/execnodes.h"
+
+#include "aggregate.h"
+#include "catalog.h"
+#include "planner.h"
+
+/* Per group: where its transition values are and what happened to it. */
+typedef struct FlowGroup
+{
+	MinimalTuple key;			/* the key tuple the hash table holds */
+	int64		time_lo;		/* time ordinals of the rows seen (window flows) */
+	int64		time_hi;
+	bool		changed;		/* not yet written to the sink */
+	bool		in_sink;		/* the sink may hold a row for it */
+	AggTrans	trans[FLEXIBLE_ARRAY_MEMBER];
+} FlowGroup;
+
+/* A hash table of groups keyed by the GROUP BY columns, with their states. */
+typedef struct GroupTable
+{
+	TupleHashTable hash;
+	AggContext *aggcxt;
+	MemoryContext memory;		/* everything of the table */
+	int64		ngroups;
+	FlowGroup *single;			/* the one group of a query without GROUP BY */
+	char	   *bump;			/* where the next FlowGroup goes */
+	Size		bump_left;
+} GroupTable;
+
+typedef struct GroupIterator
+{
+	TupleHashIterator hash_iter;
+	bool		started;
+	bool		single_done;
+} GroupIterator;
+
+typedef struct StreamGraph
+{
+	int64		flow_id;
+	uint32		version;		/* hash of the stored query and settings */
+	FlowPlan   *plan;
+	MemoryContext memory;		/* the graph and its compiled expressions */
+
+	/* the source columns read, in the compact row the expressions see */
+	int			ncols;
+	char	  **col_names;
+	TupleDesc	row_desc;
+	int			time_col;		/* its index in the row, -1 without a window */
+	Oid			time_type;
+
+	ExprContext *econtext;		/* scan tuple = row, outer tuple = group */
+	TupleTableSlot *row_slot;
+	ExprState  *filter;			/* WHERE; NULL when none */
+
+	/* group keys (GROUP BY, window first when there is one) */
+	int			nkeys;
+	ExprState **key_exprs;
+	TupleDesc	key_desc;
+	AttrNumber *key_cols;
+	Oid		   *key_eqfuncs;
+	FmgrInfo   *key_hashfns;
+	Oid		   *key_collations;
+	int			window_key;		/* -1 without a window */
+	TupleTableSlot *key_slot;
+
+	/* aggregates: support functions and argument expressions */
+	int			naggs;
+	AggSupport *aggs;
+	ExprState ***agg_args;
+	ExprState **agg_filters;	/* FILTER (WHERE ...), NULL when none */
+	Datum	   *arg_values;		/* scratch for one call */
+	bool	   *arg_nulls;
+
+	/* the sink row: outputs over (keys, aggregate results) or the row */
+	TupleDesc	group_desc;
+	TupleTableSlot *group_slot;
+	ExprState  *having;
+	int			noutputs;
+	ExprState **outputs;
+	int16	   *output_lens;
+	bool	   *output_byvals;
+} StreamGraph;
+
+/*
+ * Compiles a streaming flow's graph in a new child of parent; checks the
+ * EXECUTE rights of the functions as the current user (call as the owner).
+ */
+extern StreamGraph *graph_build(FlowEntry *entry, MemoryContext parent);
+extern void graph_free(StreamGraph *graph);
+
+/* The graph's version of a flow entry (writers tag their batches with it). */
+extern uint32 graph_version(FlowEntry *entry);
+
+/* Fills the graph's row slot from a row of a source table's descriptor. */
+extern void graph_load_row(StreamGraph *graph, TupleTableSlot *source,
+						   AttrNumber *column_map);
+
+/* The source attribute of each graph column in one table (by name). */
+extern AttrNumber *graph_column_map(StreamGraph *graph, TupleDesc source_desc);
+
+/*
+ * Runs the row in the row slot through filter, keys and transition
+ * functions into table; returns false when the filter drops it.
+ */
+extern bool graph_accumulate_row(StreamGraph *graph, GroupTable *table);
+
+/* The projected sink row of the row in the row slot (non-aggregate flows). */
+extern bool graph_project_row(StreamGraph *graph, Datum *values, bool *nulls);
+
+/* Finalizes a group and projects its sink row; returns whether HAVING holds. */
+extern bool graph_group_output(StreamGraph *graph, GroupTable *table, FlowGroup *group,
+							   Datum *values, bool *nulls);
+
+extern GroupTable *group_table_create(StreamGraph *graph, MemoryContext parent);
+extern void group_table_free(GroupTable *table);
+
+/* Finds or creates the group whose key is in graph->key_slot. */
+extern FlowGroup *group_lookup(StreamGraph *graph, GroupTable *table, bool create);
+
+/* Visits every group: start with a zeroed iterator, stop at NULL. */
+extern FlowGroup *group_table_next(GroupTable *table, GroupIterator *iter);
+
+/* The window ordinal of a group (its window key, as an ordinal). */
+extern int64 group_window_ordinal(StreamGraph *graph, FlowGroup *group, bool *isnull);
+
+#endif							/* FLOWPG_OPERATOR_H */

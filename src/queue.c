@@ -1,0 +1,480 @@
+/*-------------------------------------------------------------------------
+ *
+ * queue.c
+ *	  Shared memory of streaming flows: the flow registry and input queues.
+ *
+ * The registry has flowpg.max_flows slots, one per streaming flow that has
+ * been written to (or flushed), holding its queue, its flush handshake and
+ * the counters the worker publishes for flow_stats.  A slot's spinlock
+ * guards it; the registry LWLock guards taking and freeing slots.
+ *
+ * Queued batches live in a DSA area created in place in the main shared
+ * memory segment, flowpg.queue_memory large and limited to that size, so a
+ * writer that finds it full fails to allocate instead of growing it: the
+ * writer then waits a little for the worker to drain and finally records
+ * its windows as dirty (capture falls back to recomputation).  Each batch
+ * is one allocation linked into its flow's FIFO.  The worker moves batches
+ * into its own memory as soon as it sees them, so a transaction that stays
+ * prepared for hours holds no shared memory.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "flowpg.h"
+#include "queue.h"
+#include "worker.h"
+
+#define BACKPRESSURE_WAIT_MS 50
+
+typedef struct BatchHeader
+{
+	dsa_pointer next;
+	int64		seq;
+	TransactionId xid;
+	uint32		version;
+	int32		count;
+	int64		nrows;
+	TimestampTz queued_at;
+	Size		len;
+	/* the data follows */
+} BatchHeader;
+
+typedef struct FlowSlot
+{
+	slock_t		mutex;
+	bool		in_use;
+	Oid			dboid;
+	int64		flow_id;
+	dsa_pointer head;			/* oldest batch */
+	dsa_pointer tail;
+	int64		last_seq;
+	int64		flush_requests; /* flush_flow calls so far */
+	int64		flushes_done;	/* requests the worker has completed */
+	int64		flushes_failed; /* requests whose round failed */
+	bool		dirty;			/* new dirty log entries */
+	StreamStats stats;
+} FlowSlot;
+
+typedef struct QueueShared
+{
+	LWLock		lock;			/* taking and freeing slots */
+	int			tranche;
+	ConditionVariable flushed;
+	int			nslots;
+	Size		area_size;
+	FlowSlot	slots[FLEXIBLE_ARRAY_MEMBER];
+} QueueShared;
+
+static QueueShared *queue_shared = NULL;
+static void *area_place = NULL;
+static dsa_area *area = NULL;
+
+static Size
+registry_size(void)
+{
+	return add_size(offsetof(QueueShared, slots),
+					mul_size(sizeof(FlowSlot), flowpg_max_flows));
+}
+
+static Size
+area_size(void)
+{
+	return (Size) flowpg_queue_memory_kb * 1024;
+}
+
+void
+queue_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(registry_size()));
+	RequestAddinShmemSpace(MAXALIGN(area_size()));
+}
+
+/* Called in the postmaster with AddinShmemInitLock held. */
+void
+queue_shmem_startup(void)
+{
+	bool		found;
+
+	queue_shared = ShmemInitStruct("flowpg registry", registry_size(), &found);
+	area_place = ShmemInitStruct("flowpg queue area", area_size(), &found);
+	if (!found)
+	{
+		dsa_area   *created;
+
+		memset(queue_shared, 0, registry_size());
+		queue_shared->tranche = LWLockNewTrancheId();
+		LWLockInitialize(&queue_shared->lock, queue_shared->tranche);
+		ConditionVariableInit(&queue_shared->flushed);
+		queue_shared->nslots = flowpg_max_flows;
+		queue_shared->area_size = area_size();
+		for (int i = 0; i < queue_shared->nslots; i++)
+			SpinLockInit(&queue_shared->slots[i].mutex);
+		created = dsa_create_in_place(area_place, area_size(), queue_shared->tranche, NULL);
+		dsa_set_size_limit(created, area_size());
+		dsa_detach(created);
+	}
+}
+
+static void
+attach_area(void)
+{
+	MemoryContext old;
+
+	if (area != NULL)
+		return;
+	if (queue_shared == NULL)
+		elog(ERROR, "flowpg's shared memory is not initialized");
+	LWLockRegisterTranche(queue_shared->tranche, "flowpg_queue");
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	area = dsa_attach_in_place(area_place, NULL);
+	MemoryContextSwitchTo(old);
+	dsa_pin_mapping(area);
+	on_shmem_exit(dsa_on_shmem_exit_release_in_place, PointerGetDatum(area_place));
+}
+
+/* The flow's slot in this database, taken when create and none exists. */
+static FlowSlot *
+find_slot(int64 flow_id, bool create)
+{
+	FlowSlot   *found = NULL;
+
+	attach_area();
+	LWLockAcquire(&queue_shared->lock, create ? LW_EXCLUSIVE : LW_SHARED);
+	for (int i = 0; i < queue_shared->nslots && found == NULL; i++)
+	{
+		FlowSlot   *slot = &queue_shared->slots[i];
+
+		if (slot->in_use && slot->flow_id == flow_id && slot->dboid == MyDatabaseId)
+			found = slot;
+	}
+	for (int i = 0; create && found == NULL && i < queue_shared->nslots; i++)
+	{
+		FlowSlot   *slot = &queue_shared->slots[i];
+
+		if (!slot->in_use)
+		{
+			SpinLockAcquire(&slot->mutex);
+			slot->in_use = true;
+			slot->dboid = MyDatabaseId;
+			slot->flow_id = flow_id;
+			slot->head = slot->tail = InvalidDsaPointer;
+			slot->last_seq = 0;
+			slot->flush_requests = slot->flushes_done = slot->flushes_failed = 0;
+			slot->dirty = false;
+			memset(&slot->stats, 0, sizeof(StreamStats));
+			slot->stats.freshness_us = -1;
+			SpinLockRelease(&slot->mutex);
+			found = slot;
+		}
+	}
+	LWLockRelease(&queue_shared->lock);
+	return found;
+}
+
+bool
+queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
+			 int64 nrows, StringInfo data)
+{
+	FlowSlot   *slot = find_slot(flow_id, true);
+	dsa_pointer dp = InvalidDsaPointer;
+	BatchHeader *batch;
+	TimestampTz give_up = 0;
+
+	if (slot == NULL)
+		return false;
+	for (;;)
+	{
+		dp = dsa_allocate_extended(area, sizeof(BatchHeader) + data->len, DSA_ALLOC_NO_OOM);
+		if (DsaPointerIsValid(dp))
+			break;
+		/* full: let the worker drain for a moment (backpressure) */
+		if (give_up == 0)
+			give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), BACKPRESSURE_WAIT_MS);
+		else if (GetCurrentTimestamp() >= give_up)
+			return false;
+		worker_wake(MyDatabaseId);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	batch = dsa_get_address(area, dp);
+	batch->next = InvalidDsaPointer;
+	batch->xid = xid;
+	batch->version = version;
+	batch->count = count;
+	batch->nrows = nrows;
+	batch->queued_at = GetCurrentTimestamp();
+	batch->len = data->len;
+	memcpy((char *) batch + sizeof(BatchHeader), data->data, data->len);
+
+	SpinLockAcquire(&slot->mutex);
+	/* the slot may have been freed and reused meanwhile: check it is ours */
+	if (!slot->in_use || slot->flow_id != flow_id || slot->dboid != MyDatabaseId)
+	{
+		SpinLockRelease(&slot->mutex);
+		dsa_free(area, dp);
+		return false;
+	}
+	batch->seq = ++slot->last_seq;
+	if (DsaPointerIsValid(slot->tail))
+		((BatchHeader *) dsa_get_address(area, slot->tail))->next = dp;
+	else
+		slot->head = dp;
+	slot->tail = dp;
+	slot->stats.queued_batches++;
+	slot->stats.queued_bytes += data->len;
+	SpinLockRelease(&slot->mutex);
+	return true;
+}
+
+List *
+queue_take(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+	dsa_pointer dp;
+	List	   *batches = NIL;
+
+	if (slot == NULL)
+		return NIL;
+	SpinLockAcquire(&slot->mutex);
+	dp = slot->head;
+	slot->head = slot->tail = InvalidDsaPointer;
+	slot->stats.queued_batches = 0;
+	slot->stats.queued_bytes = 0;
+	SpinLockRelease(&slot->mutex);
+
+	while (DsaPointerIsValid(dp))
+	{
+		BatchHeader *header = dsa_get_address(area, dp);
+		QueuedBatch *batch = palloc(sizeof(QueuedBatch));
+		dsa_pointer next = header->next;
+
+		batch->seq = header->seq;
+		batch->xid = header->xid;
+		batch->version = header->version;
+		batch->count = header->count;
+		batch->nrows = header->nrows;
+		batch->queued_at = header->queued_at;
+		batch->len = header->len;
+		batch->data = palloc(header->len);
+		memcpy(batch->data, (char *) header + sizeof(BatchHeader), header->len);
+		batches = lappend(batches, batch);
+		dsa_free(area, dp);
+		dp = next;
+	}
+	return batches;
+}
+
+void
+queue_forget(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+
+	if (slot == NULL)
+		return;
+	list_free_deep(queue_take(flow_id));
+	LWLockAcquire(&queue_shared->lock, LW_EXCLUSIVE);
+	SpinLockAcquire(&slot->mutex);
+	if (slot->flow_id == flow_id && slot->dboid == MyDatabaseId)
+	{
+		/* a batch appended since queue_take is freed too */
+		dsa_pointer dp = slot->head;
+
+		while (DsaPointerIsValid(dp))
+		{
+			dsa_pointer next = ((BatchHeader *) dsa_get_address(area, dp))->next;
+
+			dsa_free(area, dp);
+			dp = next;
+		}
+		slot->in_use = false;
+		slot->flow_id = 0;
+		slot->head = slot->tail = InvalidDsaPointer;
+	}
+	SpinLockRelease(&slot->mutex);
+	LWLockRelease(&queue_shared->lock);
+	ConditionVariableBroadcast(&queue_shared->flushed);
+}
+
+List *
+queue_flows(void)
+{
+	List	   *flows = NIL;
+
+	attach_area();
+	LWLockAcquire(&queue_shared->lock, LW_SHARED);
+	for (int i = 0; i < queue_shared->nslots; i++)
+	{
+		FlowSlot   *slot = &queue_shared->slots[i];
+
+		if (slot->in_use && slot->dboid == MyDatabaseId)
+		{
+			int64	   *id = palloc(sizeof(int64));
+
+			*id = slot->flow_id;
+			flows = lappend(flows, id);
+		}
+	}
+	LWLockRelease(&queue_shared->lock);
+	return flows;
+}
+
+int64
+queue_last_seq(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+	int64		seq = 0;
+
+	if (slot)
+	{
+		SpinLockAcquire(&slot->mutex);
+		seq = slot->last_seq;
+		SpinLockRelease(&slot->mutex);
+	}
+	return seq;
+}
+
+void
+queue_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool failed)
+{
+	FlowSlot   *slot = find_slot(flow_id, true);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->stats.state_groups = stats->state_groups;
+	slot->stats.state_bytes = stats->state_bytes;
+	slot->stats.batches_applied = stats->batches_applied;
+	slot->stats.batches_dropped = stats->batches_dropped;
+	slot->stats.freshness_us = stats->freshness_us;
+	slot->stats.last_flush_at = stats->last_flush_at;
+	slot->stats.status = stats->status;
+	slot->stats.round_rows = stats->round_rows;
+	if (flushes_done > slot->flushes_done)
+		slot->flushes_done = flushes_done;
+	if (failed && flushes_done > slot->flushes_failed)
+		slot->flushes_failed = flushes_done;
+	SpinLockRelease(&slot->mutex);
+	if (flushes_done > 0)
+		ConditionVariableBroadcast(&queue_shared->flushed);
+}
+
+void
+queue_count_fallback(int64 flow_id, int64 n)
+{
+	FlowSlot   *slot = find_slot(flow_id, true);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->stats.fallbacks += n;
+	SpinLockRelease(&slot->mutex);
+}
+
+bool
+queue_get_stats(int64 flow_id, StreamStats *stats)
+{
+	FlowSlot   *slot;
+
+	if (queue_shared == NULL)
+		return false;			/* not preloaded */
+	slot = find_slot(flow_id, false);
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	*stats = slot->stats;
+	SpinLockRelease(&slot->mutex);
+	return true;
+}
+
+FlushOutcome
+queue_flush_and_wait(int64 flow_id, int64 *rows_written)
+{
+	FlowSlot   *slot = find_slot(flow_id, true);
+	int64		target;
+	FlushOutcome outcome = FLUSH_NO_WORKER;
+
+	*rows_written = 0;
+	if (slot == NULL || !worker_running(MyDatabaseId))
+		return FLUSH_NO_WORKER;
+	SpinLockAcquire(&slot->mutex);
+	target = ++slot->flush_requests;
+	SpinLockRelease(&slot->mutex);
+	worker_wake(MyDatabaseId);
+
+	ConditionVariablePrepareToSleep(&queue_shared->flushed);
+	for (;;)
+	{
+		SpinLockAcquire(&slot->mutex);
+		if (!slot->in_use || slot->flow_id != flow_id || slot->dboid != MyDatabaseId)
+			outcome = FLUSH_DONE;	/* the flow was dropped meanwhile */
+		else if (slot->flushes_failed >= target)
+			outcome = FLUSH_FAILED;
+		else if (slot->flushes_done >= target)
+		{
+			outcome = FLUSH_DONE;
+			*rows_written = slot->stats.round_rows;
+		}
+		SpinLockRelease(&slot->mutex);
+		if (outcome != FLUSH_NO_WORKER || !worker_running(MyDatabaseId))
+			break;
+		(void) ConditionVariableTimedSleep(&queue_shared->flushed, 100, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return outcome;
+}
+
+int64
+queue_flush_requested(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+	int64		requested = 0;
+
+	if (slot == NULL)
+		return 0;
+	SpinLockAcquire(&slot->mutex);
+	if (slot->flush_requests > slot->flushes_done)
+		requested = slot->flush_requests;
+	SpinLockRelease(&slot->mutex);
+	return requested;
+}
+
+void
+queue_note_dirty(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, true);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->dirty = true;
+	SpinLockRelease(&slot->mutex);
+}
+
+bool
+queue_take_dirty(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+	bool		dirty = false;
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	dirty = slot->dirty;
+	slot->dirty = false;
+	SpinLockRelease(&slot->mutex);
+	return dirty;
+}

@@ -1,0 +1,97 @@
+/*-------------------------------------------------------------------------
+ *
+ * queue.h
+ *	  flowpg's shared memory for streaming: the registry of flows (a slot
+ *	  per flow with its counters) and their input queues of transaction
+ *	  batches, allocated in a DSA area of flowpg.queue_memory.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_QUEUE_H
+#define FLOWPG_QUEUE_H
+
+#include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+
+/* One committed-or-not transaction's partial result for one flow. */
+typedef struct QueuedBatch
+{
+	int64		seq;			/* order of arrival in the flow's queue */
+	TransactionId xid;			/* the writer's top-level transaction */
+	uint32		version;		/* graph version it was computed with */
+	int32		count;			/* groups (aggregates) or rows */
+	int64		nrows;			/* source rows it summarizes */
+	TimestampTz queued_at;
+	Size		len;
+	char	   *data;
+} QueuedBatch;
+
+/* What flow_stats shows of a flow's streaming side. */
+typedef struct StreamStats
+{
+	int64		state_groups;
+	int64		state_bytes;
+	int64		queued_batches;
+	int64		queued_bytes;
+	int64		batches_applied;
+	int64		batches_dropped;	/* rolled back */
+	int64		fallbacks;		/* windows handed to the recompute */
+	int64		freshness_us;	/* commit to sink of the last flush, -1 none */
+	TimestampTz last_flush_at;
+	int			status;			/* STREAM_STATUS_* */
+	int64		round_rows;		/* sink rows the last round wrote */
+} StreamStats;
+
+#define STREAM_STATUS_NONE 0
+#define STREAM_STATUS_RECOVERING 1
+#define STREAM_STATUS_ACTIVE 2
+
+extern void queue_shmem_request(void);
+extern void queue_shmem_startup(void);
+
+/*
+ * Appends a batch to the flow's queue.  Waits up to a short while for room
+ * (the worker drains); false when there is none, or no flow slot is free.
+ */
+extern bool queue_append(int64 flow_id, TransactionId xid, uint32 version,
+						 int32 count, int64 nrows, StringInfo data);
+
+/* The worker takes every queued batch of the flow, oldest first. */
+extern List *queue_take(int64 flow_id);
+
+/* Frees the flow's slot and queue (the flow is gone). */
+extern void queue_forget(int64 flow_id);
+
+/* The flows with a slot in this database. */
+extern List *queue_flows(void);
+
+/* Sequence number of the last batch appended to the flow's queue. */
+extern int64 queue_last_seq(int64 flow_id);
+
+/* The worker publishes its view of the flow. */
+extern void queue_publish(int64 flow_id, StreamStats *stats, int64 flush_done, bool failed);
+extern void queue_count_fallback(int64 flow_id, int64 n);
+extern bool queue_get_stats(int64 flow_id, StreamStats *stats);
+
+/*
+ * flush_flow: asks the worker to bring the sink up to the batches queued
+ * so far and waits for it; false when no worker serves the flow.
+ */
+typedef enum FlushOutcome
+{
+	FLUSH_NO_WORKER,
+	FLUSH_DONE,
+	FLUSH_FAILED
+} FlushOutcome;
+
+extern FlushOutcome queue_flush_and_wait(int64 flow_id, int64 *rows_written);
+
+/* The worker: flush requests pending for the flow (0: none). */
+extern int64 queue_flush_requested(int64 flow_id);
+
+/* Writers: the flow has new dirty log entries (set after commit). */
+extern void queue_note_dirty(int64 flow_id);
+extern bool queue_take_dirty(int64 flow_id);
+
+#endif							/* FLOWPG_QUEUE_H */

@@ -1,0 +1,541 @@
+/*-------------------------------------------------------------------------
+ *
+ * stream_capture.c
+ *	  Where a writer computes streaming partials and ships them at commit.
+ *
+ * The capture trigger hands the inserted rows of each statement to every
+ * streaming flow of the table.  Each row goes once through the flow's
+ * operator graph (filter, group key, window, transition functions) into a
+ * partial hash table of the current subtransaction level, in backend
+ * memory.  A released savepoint merges its partials into its parent's
+ * (combine functions), a rolled-back one throws them away.
+ *
+ * At XACT_EVENT_PRE_COMMIT / PRE_PREPARE the partials are serialized and
+ * appended to the flows' queues in shared memory, tagged with the top-level
+ * xid; the worker applies a batch once that xid has committed and drops it
+ * if it aborted, so nothing uncommitted reaches a sink.  When a queue has
+ * no room even after a short wait, the windows the partial touched are
+ * written to the dirty log instead -- in this same transaction -- and the
+ * worker recomputes them: slower, never wrong, and the user's transaction
+ * never fails for it.
+ *
+ * The graph of a flow is compiled once per backend (as the flow's owner,
+ * whose privileges its functions run with here too) and rebuilt when the
+ * flow's definition changes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "capture.h"
+#include "operator.h"
+#include "queue.h"
+#include "settings.h"
+#include "stream_capture.h"
+#include "worker.h"
+
+/* A compiled graph of this backend, and column maps of the tables it reads. */
+typedef struct GraphCacheEntry
+{
+	int64		flow_id;		/* hash key */
+	StreamGraph *graph;
+	Oid			owner;
+	ArrayType  *settings;
+	List	   *maps;			/* RelationMap */
+} GraphCacheEntry;
+
+typedef struct RelationMap
+{
+	Oid			relid;
+	AttrNumber *map;
+} RelationMap;
+
+/* The partial result of one flow at one subtransaction level. */
+typedef struct FlowPartial
+{
+	int64		flow_id;
+	StreamGraph *graph;
+	Oid			owner;
+	GroupTable *groups;			/* aggregate flows */
+	StringInfoData rows;		/* other flows: serialized sink rows */
+	int32		nrows_out;
+	int64		nrows_in;		/* source rows that went in */
+	int64		time_lo;		/* non-aggregate flows have no groups to ask */
+	int64		time_hi;
+} FlowPartial;
+
+typedef struct PartialLevel
+{
+	int			nestlevel;
+	MemoryContext memory;
+	List	   *flows;			/* FlowPartial */
+	struct PartialLevel *parent;
+} PartialLevel;
+
+static HTAB *graph_cache = NULL;
+static MemoryContext graph_cache_memory = NULL;
+static List *retired_graphs = NIL;	/* replaced while a partial may use them */
+static PartialLevel *levels = NULL;
+static List *dirty_flows = NIL;		/* int64 flow ids, TopTransactionContext */
+static bool callbacks_registered = false;
+
+static void stream_xact_callback(XactEvent event, void *arg);
+static void stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+									SubTransactionId parentSubid, void *arg);
+
+static void
+register_callbacks(void)
+{
+	if (callbacks_registered)
+		return;
+	RegisterXactCallback(stream_xact_callback, NULL);
+	RegisterSubXactCallback(stream_subxact_callback, NULL);
+	callbacks_registered = true;
+}
+
+static void *
+copy_in(MemoryContext cxt, const void *src, Size size)
+{
+	void	   *copy = MemoryContextAlloc(cxt, size);
+
+	memcpy(copy, src, size);
+	return copy;
+}
+
+/* The flow's compiled graph, built as its owner under its settings. */
+static GraphCacheEntry *
+cached_graph(int64 flow_id, uint32 version)
+{
+	GraphCacheEntry *entry;
+	bool		found;
+	FlowEntry  *flow;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nestlevel;
+	StreamGraph *graph;
+
+	if (graph_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		graph_cache_memory = AllocSetContextCreate(TopMemoryContext, "flowpg graphs",
+												   ALLOCSET_SMALL_SIZES);
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(GraphCacheEntry);
+		ctl.hcxt = graph_cache_memory;
+		graph_cache = hash_create("flowpg graphs", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(graph_cache, &flow_id, HASH_FIND, NULL);
+	if (entry && entry->graph->version == version)
+		return entry;
+
+	flow = catalog_get_by_id(flow_id);
+	if (flow == NULL)
+		elog(ERROR, "flowpg: flow %lld disappeared", (long long) flow_id);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(flow->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nestlevel = flow_settings_push(flow->settings);
+	graph = graph_build(flow, graph_cache_memory);
+	flow_settings_pop(nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+
+	entry = hash_search(graph_cache, &flow_id, HASH_ENTER, &found);
+	if (found)
+	{
+		MemoryContext old = MemoryContextSwitchTo(graph_cache_memory);
+
+		retired_graphs = lappend(retired_graphs, entry->graph);
+		list_free_deep(entry->maps);
+		if (entry->settings)
+			pfree(entry->settings);
+		MemoryContextSwitchTo(old);
+	}
+	entry->graph = graph;
+	entry->owner = flow->owner;
+	entry->settings = flow->settings ?
+		(ArrayType *) copy_in(graph_cache_memory, flow->settings,
+							   VARSIZE(flow->settings)) : NULL;
+	entry->maps = NIL;
+	return entry;
+}
+
+static AttrNumber *
+relation_map(GraphCacheEntry *entry, Relation rel)
+{
+	ListCell   *lc;
+	RelationMap *rm;
+	MemoryContext old;
+
+	foreach(lc, entry->maps)
+	{
+		rm = lfirst(lc);
+		if (rm->relid == RelationGetRelid(rel))
+			return rm->map;
+	}
+	old = MemoryContextSwitchTo(graph_cache_memory);
+	rm = palloc(sizeof(RelationMap));
+	rm->relid = RelationGetRelid(rel);
+	rm->map = graph_column_map(entry->graph, RelationGetDescr(rel));
+	entry->maps = lappend(entry->maps, rm);
+	MemoryContextSwitchTo(old);
+	return rm->map;
+}
+
+/* The partial level of the current subtransaction, made on first use. */
+static PartialLevel *
+current_level(void)
+{
+	int			nestlevel = GetCurrentTransactionNestLevel();
+	PartialLevel *level;
+
+	if (levels && levels->nestlevel == nestlevel)
+		return levels;
+	Assert(levels == NULL || levels->nestlevel < nestlevel);
+	level = MemoryContextAllocZero(TopTransactionContext, sizeof(PartialLevel));
+	level->nestlevel = nestlevel;
+	level->memory = AllocSetContextCreate(levels ? levels->memory : TopTransactionContext,
+										  "flowpg partials", ALLOCSET_DEFAULT_SIZES);
+	level->parent = levels;
+	levels = level;
+	return level;
+}
+
+static FlowPartial *
+level_partial(PartialLevel *level, int64 flow_id, StreamGraph *graph, Oid owner)
+{
+	ListCell   *lc;
+	FlowPartial *partial;
+	MemoryContext old;
+
+	foreach(lc, level->flows)
+	{
+		partial = lfirst(lc);
+		if (partial->flow_id == flow_id)
+			return partial;
+	}
+	old = MemoryContextSwitchTo(level->memory);
+	partial = palloc0(sizeof(FlowPartial));
+	partial->flow_id = flow_id;
+	partial->graph = graph;
+	partial->owner = owner;
+	partial->time_lo = PG_INT64_MAX;
+	partial->time_hi = PG_INT64_MIN;
+	if (graph->plan->is_aggregate)
+		partial->groups = group_table_create(graph, level->memory);
+	else
+		initStringInfo(&partial->rows);
+	level->flows = lappend(level->flows, partial);
+	MemoryContextSwitchTo(old);
+	return partial;
+}
+
+void
+stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows)
+{
+	GraphCacheEntry *entry;
+	StreamGraph *graph;
+	AttrNumber *map;
+	FlowPartial *partial;
+	TupleTableSlot *slot;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nestlevel;
+	int			readptr;
+	Datum	   *values = NULL;
+	bool	   *nulls = NULL;
+
+	if (rows == NULL)
+		return;
+	register_callbacks();
+	entry = cached_graph(flow_id, version);
+	graph = entry->graph;
+	map = relation_map(entry, rel);
+	partial = level_partial(current_level(), flow_id, graph, entry->owner);
+	if (!graph->plan->is_aggregate)
+	{
+		values = palloc(sizeof(Datum) * graph->noutputs);
+		nulls = palloc(sizeof(bool) * graph->noutputs);
+	}
+
+	/* the flow's expressions run as its owner, under its settings */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(entry->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nestlevel = flow_settings_push(entry->settings);
+
+	readptr = tuplestore_alloc_read_pointer(rows, EXEC_FLAG_REWIND);
+	tuplestore_select_read_pointer(rows, readptr);
+	tuplestore_rescan(rows);
+	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(rows, true, false, slot))
+	{
+		graph_load_row(graph, slot, map);
+		partial->nrows_in++;
+		if (graph->plan->is_aggregate)
+			(void) graph_accumulate_row(graph, partial->groups);
+		else if (graph_project_row(graph, values, nulls))
+		{
+			for (int o = 0; o < graph->noutputs; o++)
+				datum_write(&partial->rows, values[o], nulls[o],
+							graph->output_byvals[o], graph->output_lens[o]);
+			partial->nrows_out++;
+		}
+	}
+	ExecDropSingleTupleTableSlot(slot);
+
+	flow_settings_pop(nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+}
+
+/* Merges a committed subtransaction's partial into its parent's. */
+static void
+merge_partial(PartialLevel *parent, FlowPartial *child)
+{
+	FlowPartial *into = NULL;
+	ListCell   *lc;
+	StreamGraph *graph = child->graph;
+	GroupIterator iter = {0};
+	FlowGroup *group;
+
+	foreach(lc, parent->flows)
+		if (((FlowPartial *) lfirst(lc))->flow_id == child->flow_id)
+			into = lfirst(lc);
+	if (into == NULL || into->graph != graph)
+	{
+		/* the child's memory lives on under the parent's: just adopt it */
+		MemoryContext old = MemoryContextSwitchTo(parent->memory);
+
+		parent->flows = lappend(parent->flows, child);
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	into->nrows_in += child->nrows_in;
+	if (!graph->plan->is_aggregate)
+	{
+		appendBinaryStringInfo(&into->rows, child->rows.data, child->rows.len);
+		into->nrows_out += child->nrows_out;
+		return;
+	}
+	while ((group = group_table_next(child->groups, &iter)) != NULL)
+	{
+		FlowGroup *target;
+
+		if (graph->nkeys > 0)
+			ExecStoreMinimalTuple(group->key, graph->key_slot, false);
+		target = group_lookup(graph, into->groups, true);
+		target->time_lo = Min(target->time_lo, group->time_lo);
+		target->time_hi = Max(target->time_hi, group->time_hi);
+		for (int i = 0; i < graph->naggs; i++)
+			agg_combine(into->groups->aggcxt, &graph->aggs[i], &target->trans[i],
+						group->trans[i].value, group->trans[i].isnull || group->trans[i].noinit,
+						false);
+		ResetExprContext(graph->econtext);
+	}
+}
+
+static void
+stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						SubTransactionId parentSubid, void *arg)
+{
+	PartialLevel *level = levels;
+	int			nestlevel = GetCurrentTransactionNestLevel();
+
+	if (level == NULL || level->nestlevel != nestlevel)
+		return;
+	if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		if (level->parent && level->parent->nestlevel == nestlevel - 1)
+		{
+			ListCell   *lc;
+			Oid			save_userid;
+			int			save_sec_context;
+
+			GetUserIdAndSecContext(&save_userid, &save_sec_context);
+			foreach(lc, level->flows)
+			{
+				FlowPartial *partial = lfirst(lc);
+
+				SetUserIdAndSecContext(partial->owner, save_sec_context |
+									   SECURITY_LOCAL_USERID_CHANGE |
+									   SECURITY_RESTRICTED_OPERATION);
+				merge_partial(level->parent, partial);
+			}
+			SetUserIdAndSecContext(save_userid, save_sec_context);
+			levels = level->parent;
+		}
+		else
+			level->nestlevel = nestlevel - 1;	/* becomes the parent's */
+	}
+	else if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		levels = level->parent;
+		MemoryContextDelete(level->memory);
+	}
+}
+
+/* Serializes a flow's partial for its queue. */
+static void
+serialize_partial(FlowPartial *partial, StringInfo buf, int32 *count)
+{
+	StreamGraph *graph = partial->graph;
+	GroupIterator iter = {0};
+	FlowGroup *group;
+
+	if (!graph->plan->is_aggregate)
+	{
+		appendBinaryStringInfo(buf, partial->rows.data, partial->rows.len);
+		*count = partial->nrows_out;
+		return;
+	}
+	*count = 0;
+	while ((group = group_table_next(partial->groups, &iter)) != NULL)
+	{
+		if (graph->nkeys > 0)
+		{
+			ExecStoreMinimalTuple(group->key, graph->key_slot, false);
+			slot_getallattrs(graph->key_slot);
+			for (int k = 0; k < graph->nkeys; k++)
+			{
+				Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);
+
+				datum_write(buf, graph->key_slot->tts_values[k], graph->key_slot->tts_isnull[k],
+							attr->attbyval, attr->attlen);
+			}
+		}
+		appendBinaryStringInfo(buf, (char *) &group->time_lo, sizeof(int64));
+		appendBinaryStringInfo(buf, (char *) &group->time_hi, sizeof(int64));
+		for (int i = 0; i < graph->naggs; i++)
+			agg_serialize(partial->groups->aggcxt, &graph->aggs[i], &group->trans[i], buf);
+		(*count)++;
+	}
+}
+
+/*
+ * The queue had no room: the partial's windows go to the dirty log, in the
+ * committing transaction, for the worker to recompute.
+ */
+static void
+fall_back_to_dirty_log(FlowPartial *partial)
+{
+	StreamGraph *graph = partial->graph;
+	GroupIterator iter = {0};
+	FlowGroup *group;
+	int64		lo = PG_INT64_MAX;
+	int64		hi = PG_INT64_MIN;
+	bool		whole = !graph->plan->is_aggregate || graph->time_col < 0;
+
+	while (!whole && (group = group_table_next(partial->groups, &iter)) != NULL)
+	{
+		if (group->time_lo > group->time_hi)
+			whole = true;		/* NULL times: no window to name */
+		lo = Min(lo, group->time_lo);
+		hi = Max(hi, group->time_hi);
+	}
+	if (whole)
+		capture_log_whole_flow(partial->flow_id);
+	else if (lo <= hi)
+		capture_log_range(partial->flow_id, lo, hi, partial->nrows_in);
+	queue_count_fallback(partial->flow_id, 1);
+}
+
+static void
+ship_partials(void)
+{
+	TransactionId xid = GetTopTransactionIdIfAny();
+	ListCell   *lc;
+	Oid			save_userid;
+	int			save_sec_context;
+
+	if (levels == NULL)
+		return;
+	/* every subtransaction has ended: only the top level is left */
+	Assert(levels->parent == NULL);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	foreach(lc, levels->flows)
+	{
+		FlowPartial *partial = lfirst(lc);
+		StringInfoData buf;
+		int32		count;
+
+		if (partial->nrows_in == 0)
+			continue;
+		initStringInfo(&buf);
+		SetUserIdAndSecContext(partial->owner, save_sec_context |
+							   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+		serialize_partial(partial, &buf, &count);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+		if (count == 0)
+			continue;			/* every row was filtered out */
+		if (!TransactionIdIsValid(xid) ||
+			!queue_append(partial->flow_id, xid, partial->graph->version, count,
+						  partial->nrows_in, &buf))
+			fall_back_to_dirty_log(partial);
+		pfree(buf.data);
+	}
+}
+
+void
+stream_capture_note_dirty(int64 flow_id)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	int64	   *id = palloc(sizeof(int64));
+
+	register_callbacks();
+	*id = flow_id;
+	dirty_flows = lappend(dirty_flows, id);
+	MemoryContextSwitchTo(old);
+}
+
+static void
+stream_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			ship_partials();
+			break;
+		case XACT_EVENT_COMMIT:
+			{
+				ListCell   *lc;
+				bool		wake = levels != NULL;
+
+				foreach(lc, dirty_flows)
+				{
+					queue_note_dirty(*(int64 *) lfirst(lc));
+					wake = true;
+				}
+				/* the worker applies what this commit made visible */
+				if (wake)
+					worker_wake(MyDatabaseId);
+			}
+			/* FALLTHROUGH */
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			levels = NULL;		/* the memory goes with TopTransactionContext */
+			dirty_flows = NIL;
+			if (retired_graphs != NIL)
+			{
+				ListCell   *lc;
+
+				foreach(lc, retired_graphs)
+					graph_free(lfirst(lc));
+				list_free(retired_graphs);
+				retired_graphs = NIL;
+			}
+			break;
+		default:
+			break;
+	}
+}

@@ -1,0 +1,25 @@
+/*-------------------------------------------------------------------------
+ *
+ * stream_capture.h
+ *	  The writer's side of streaming flows: rows of a statement go through
+ *	  the flow's operator graph into per-(sub)transaction partial results,
+ *	  which are queued for the worker when the transaction commits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_STREAM_CAPTURE_H
+#define FLOWPG_STREAM_CAPTURE_H
+
+#include "utils/rel.h"
+#include "utils/tuplestore.h"
+
+#include "catalog.h"
+
+/* Feeds the inserted rows of a statement to a streaming flow. */
+extern void stream_capture_rows(int64 flow_id, uint32 version, Relation rel,
+								Tuplestorestate *rows);
+
+/* Remembers that the flow got dirty log entries (told to the worker at commit). */
+extern void stream_capture_note_dirty(int64 flow_id);
+
+#endif							/* FLOWPG_STREAM_CAPTURE_H */
