@@ -85,6 +85,7 @@ agg_context_create(MemoryContext memory)
 
 	cxt->node = makeNode(WindowAggState);
 	cxt->node->aggcontext = memory;
+	cxt->node->curaggcontext = memory;	/* what AggCheckCallContext returns */
 	cxt->memory = memory;
 	MemoryContextSwitchTo(old);
 	return cxt;

@@ -493,6 +493,42 @@ batch_flush(FlowEntry *entry)
 	return total;
 }
 
+BatchResult
+batch_recompute_all(FlowEntry *entry)
+{
+	BatchResult result = {0, 0, 0, false, 0};
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(entry->flow_id)};
+	RunContext	run;
+	List	   *ranges;
+
+	batch_lock_flow(entry->flow_id);
+	entry = catalog_get_by_id(entry->flow_id);
+	if (entry == NULL)
+		return result;
+
+	/*
+	 * Entries this statement sees were committed before the recompute's
+	 * snapshot is taken, so their changes are in it.
+	 */
+	catalog_query_privileged("DELETE FROM flowpg.dirty_log WHERE flow_id = $1 RETURNING nrows",
+							 1, argtypes, args, NULL);
+	result.log_entries = SPI_processed;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		result.rows_in += DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													  SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	catalog_query_privileged_end();
+
+	run_begin(&run, entry);
+	result.rows_out = recompute_whole(&run, &ranges);
+	run_end(&run);
+	return result;
+}
+
 uint64
 batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 					bool has_end, Datum end)

@@ -48,6 +48,9 @@ extern BatchResult batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recompu
 /* Adds "the time column is in one of the ranges" to a copy of the flow's query. */
 extern void batch_restrict_query(FlowPlan *plan, Query *query, List *ranges);
 
+/* Recomputes the whole flow and consumes its dirty log. */
+extern BatchResult batch_recompute_all(FlowEntry *entry);
+
 /* Runs until the log entries visible now are consumed (flush_flow). */
 extern BatchResult batch_flush(FlowEntry *entry);
 

@@ -446,7 +446,9 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 		 * the sink is recomputed here; the worker's state, built from the
 		 * source, agrees with it.
 		 */
-		PG_RETURN_INT64((int64) batch_refresh_range(entry, false, 0, false, 0));
+		result = batch_recompute_all(entry);
+		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
+		PG_RETURN_INT64((int64) result.rows_out);
 	}
 	result = batch_flush(entry);
 	if (result.log_entries > 0)

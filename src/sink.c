@@ -30,6 +30,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/varlena.h"
 #include "utils/builtins.h"
@@ -427,10 +428,22 @@ append_unnest(StringInfo sql, SinkRows *rows, FlowPlan *plan, bool *keep,
 	appendStringInfoChar(sql, ')');
 }
 
+/* The sink's name, locked for writing; an error if it was dropped meanwhile. */
+static char *
+locked_sink_name(Oid sink_relid)
+{
+	LockRelationOid(sink_relid, RowExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(sink_relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the sink table of the flow was dropped")));
+	return qualified_relation_name(sink_relid);
+}
+
 static void
 insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 {
-	char	   *sink = qualified_relation_name(sink_relid);
+	char	   *sink;
 	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
 	bool	   *all = palloc(sizeof(bool) * Max(plan->noutputs, 1));
 	Oid		   *argtypes = palloc(sizeof(Oid) * Max(plan->noutputs, 1));
@@ -441,6 +454,13 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 
 	if (rows->nrows == 0)
 		return;
+	sink = locked_sink_name(sink_relid);
+	if (upsert && !has_group_keys(plan))
+	{
+		/* one row, the whole result: replace it */
+		run_sql(psprintf("DELETE FROM %s", sink), 0, NULL, NULL, SPI_OK_DELETE);
+		upsert = false;
+	}
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink);
 	for (int c = 0; c < plan->noutputs; c++)
@@ -514,8 +534,14 @@ sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
 
 	if (rows->nrows == 0)
 		return;
+	if (!has_group_keys(plan))
+	{
+		run_sql(psprintf("DELETE FROM %s", locked_sink_name(sink_relid)), 0, NULL, NULL,
+				SPI_OK_DELETE);
+		return;
+	}
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "DELETE FROM %s s USING (SELECT *", qualified_relation_name(sink_relid));
+	appendStringInfo(&sql, "DELETE FROM %s s USING (SELECT *", locked_sink_name(sink_relid));
 	for (int c = 0; c < plan->noutputs; c++)
 		keys[c] = plan->outputs[c].is_group_key;
 	append_unnest(&sql, rows, plan, keys, argtypes, args, &nargs);

@@ -537,6 +537,8 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_all
 		rebuild_state(flow, keep_outside_skips, skip_ranges_for(flow, state_ranges, false));
 
 	load_source_rows(flow, plan, state_ranges, state_whole);
+	if (flow->graph->nkeys == 0)
+		(void) group_lookup(flow->graph, flow->state, true);	/* even over no rows */
 
 	/* the loaded groups: in the sink (recomputed there, or to be written) */
 	{
