@@ -612,9 +612,21 @@ load_flow(StreamFlow *flow)
 	 * (while no worker ran, or since create_flow's backfill) are in the
 	 * source but maybe not in the sink.  Upserts of unchanged rows write
 	 * nothing.  A flow created without backfill only gets the groups that
-	 * change from now on.
+	 * change from now on.  Flows without aggregates have no groups to
+	 * rewrite: their sink is recomputed, in this same snapshot.
 	 */
-	refill(flow, flow->graph->plan, ranges, whole, mark_all);
+	if (!flow->graph->plan->is_aggregate)
+	{
+		if (mark_all)
+		{
+			BatchResult result = batch_recompute_all(flow->entry);
+
+			flow->unrecorded.rows_out += result.rows_out;
+			refill(flow, flow->graph->plan, NIL, true, false);
+		}
+	}
+	else
+		refill(flow, flow->graph->plan, ranges, whole, mark_all);
 	SPI_finish();
 	flow->loaded = true;
 }
