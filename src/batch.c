@@ -65,6 +65,29 @@ batch_lock_flow(int64 flow_id)
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
+/* Takes the flow's refresh lock only when free; false when someone holds it. */
+bool
+batch_try_lock_flow(int64 flow_id)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (flow_id >> 32),
+						 (uint32) flow_id, FLOWPG_LOCK_CLASS);
+	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/* Waits until nobody refreshes, replaces or drops the flow. */
+void
+batch_wait_for_flow(int64 flow_id)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (flow_id >> 32),
+						 (uint32) flow_id, FLOWPG_LOCK_CLASS);
+	if (LockAcquire(&tag, ExclusiveLock, false, false) == LOCKACQUIRE_OK)
+		LockRelease(&tag, ExclusiveLock, false);
+}
+
 static char *
 qualified_relation_name(Oid relid)
 {

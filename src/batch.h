@@ -63,5 +63,9 @@ extern uint64 batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 
 /* Serializes refreshes of one flow until the end of the transaction. */
 extern void batch_lock_flow(int64 flow_id);
+extern bool batch_try_lock_flow(int64 flow_id);
+
+/* Waits for whoever holds the flow's lock, without keeping it. */
+extern void batch_wait_for_flow(int64 flow_id);
 
 #endif							/* FLOWPG_BATCH_H */

@@ -429,6 +429,14 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 		int64		rows;
 		FlushOutcome outcome = FLUSH_NO_WORKER;
 
+		/* a replacement or drop in progress decides what there is to flush */
+		batch_wait_for_flow(entry->flow_id);
+		entry = catalog_get_by_id(entry->flow_id);
+		if (entry == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("flow \"%s\" does not exist", text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+
 		/* the worker applies what is queued, recomputes what is dirty */
 		if (flowpg_enabled && !entry->written_here)
 			outcome = queue_flush_and_wait(entry->flow_id, &rows);

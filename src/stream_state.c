@@ -160,6 +160,7 @@ new_flow(FlowEntry *entry, List *pending)
 	flow->pending = pending;
 	flow->stats.freshness_us = -1;
 	flow->stats.status = STREAM_STATUS_RECOVERING;
+	MemoryContextSwitchTo(stream_memory);
 	stream_flows = lappend(stream_flows, flow);
 	MemoryContextSwitchTo(old);
 	return flow;
@@ -974,8 +975,13 @@ flow_round(StreamFlow *flow, TimestampTz now)
 	int			save_sec_context;
 	int			nestlevel;
 
-	/* no refresh or inline flush of this flow meanwhile */
-	batch_lock_flow(flow->flow_id);
+	/*
+	 * No refresh, inline flush, replacement or drop of this flow meanwhile;
+	 * when one is in progress, the next round tries again (the worker never
+	 * waits for a user's transaction).
+	 */
+	if (!batch_try_lock_flow(flow->flow_id))
+		return 0;
 	entry = catalog_get_by_id(flow->flow_id);
 	if (entry == NULL || graph_version(entry) != flow->version)
 		return 0;				/* gone or changed: the next sync sees it */
@@ -1165,6 +1171,8 @@ run_one(StreamFlow *flow)
 		CommitTransactionCommand();
 		MemoryContextSwitchTo(oldcontext);
 		flow->failures = 0;
+		/* the run is on record before a waiting flush_flow returns */
+		record_run(flow, GetCurrentTimestamp(), flush_done != 0);
 		publish(flow, flush_done, false, GetCurrentTimestamp());
 	}
 	PG_CATCH();
@@ -1183,7 +1191,6 @@ run_one(StreamFlow *flow)
 		publish(flow, flush_request, true, GetCurrentTimestamp());
 	}
 	PG_END_TRY();
-	record_run(flow, GetCurrentTimestamp(), flush_done != 0);
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
