@@ -35,6 +35,7 @@
 #include "utils/tuplestore.h"
 
 #include "capture.h"
+#include "flowpg.h"
 #include "operator.h"
 #include "queue.h"
 #include "settings.h"
@@ -448,7 +449,7 @@ fall_back_to_dirty_log(FlowPartial *partial)
 }
 
 static void
-ship_partials(void)
+ship_partials(bool prepare)
 {
 	TransactionId xid = GetTopTransactionIdIfAny();
 	ListCell   *lc;
@@ -475,7 +476,12 @@ ship_partials(void)
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 		if (count == 0)
 			continue;			/* every row was filtered out */
-		if (!TransactionIdIsValid(xid) ||
+		/*
+		 * A prepared transaction may commit after a restart, when the
+		 * queue is gone: its windows go to the dirty log, which commits or
+		 * rolls back with it.
+		 */
+		if (prepare || !TransactionIdIsValid(xid) || !flowpg_enabled ||
 			!queue_append(partial->flow_id, xid, partial->graph->version, count,
 						  partial->nrows_in, &buf))
 			fall_back_to_dirty_log(partial);
@@ -501,8 +507,10 @@ stream_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+			ship_partials(false);
+			break;
 		case XACT_EVENT_PRE_PREPARE:
-			ship_partials();
+			ship_partials(true);
 			break;
 		case XACT_EVENT_COMMIT:
 			{

@@ -105,6 +105,7 @@ typedef struct StreamFlow
 	bool		evict_requested;
 
 	/* changes the worker itself logged as dirty this round */
+	bool		fallback_logged;
 	bool		fallback_whole;
 	int64		fallback_lo;
 	int64		fallback_hi;
@@ -519,7 +520,17 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_all
 	}
 	MemoryContextSwitchTo(old);
 
-	if (!flow->graph->plan->is_aggregate || flow->degraded)
+	if (!flow->graph->plan->is_aggregate)
+	{
+		/*
+		 * Rows applied but not yet appended came from transactions this
+		 * snapshot sees: the recompute of the whole sink has them.
+		 */
+		flow->append_rows = NULL;
+		MemoryContextReset(flow->flush_memory);
+		return;
+	}
+	if (flow->degraded)
 		return;
 
 	state_ranges = clip_to_floor(flow, ranges, &state_whole);
@@ -799,7 +810,10 @@ apply_pending(StreamFlow *flow)
 	else if (flow->fallback_lo <= flow->fallback_hi)
 		capture_log_range(flow->flow_id, flow->fallback_lo, flow->fallback_hi, 0);
 	if (flow->fallback_whole || flow->fallback_lo <= flow->fallback_hi)
+	{
 		queue_count_fallback(flow->flow_id, 1);
+		flow->fallback_logged = true;
+	}
 }
 
 /* Writes the changed groups (or new rows) to the sink; connected to SPI. */
@@ -962,14 +976,41 @@ state_bytes(StreamFlow *flow)
  * refills and the recompute share its snapshot).  Returns the flush
  * request it completed, 0 when none.
  */
-static int64
-flow_round(StreamFlow *flow, TimestampTz now)
+static void
+take_batches(StreamFlow *flow)
 {
-	int64		flush_request = queue_flush_requested(flow->flow_id);
+	List	   *taken = queue_take(flow->flow_id);
+	MemoryContext old = MemoryContextSwitchTo(flow->memory);
+	ListCell   *lc;
+
+	foreach(lc, taken)
+	{
+		PendingBatch *pb = palloc0(sizeof(PendingBatch));
+		QueuedBatch *b = lfirst(lc);
+
+		pb->batch = palloc(sizeof(QueuedBatch));
+		*pb->batch = *b;
+		pb->batch->data = palloc(b->len);
+		memcpy(pb->batch->data, b->data, b->len);
+		flow->pending = lappend(flow->pending, pb);
+	}
+	MemoryContextSwitchTo(old);
+	list_free_deep(taken);
+}
+
+/*
+ * A round of a flow has two transactions.  The first (apply_only) applies
+ * the batches committed by now; what it cannot apply goes to the dirty log.
+ * The second, REPEATABLE READ, takes its snapshot after that, so the
+ * refills and recomputes it runs see every change applied or logged so far
+ * (a flush_flow gets all of them in the sink), then applies what committed
+ * meanwhile and writes the sink.
+ */
+static int64
+flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_only)
+{
 	int64		rows_before = flow->unrecorded.rows_out;
 	FlowEntry  *entry;
-	List	   *taken;
-	ListCell   *lc;
 	bool		dirty;
 	Oid			save_userid;
 	int			save_sec_context;
@@ -1002,26 +1043,21 @@ flow_round(StreamFlow *flow, TimestampTz now)
 		MemoryContextSwitchTo(old);
 	}
 
+	if (apply_only)
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		take_batches(flow);
+		if (flow->loaded)
+			apply_pending(flow);
+		PopActiveSnapshot();
+		flow_settings_pop(nestlevel);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+		return 0;
+	}
+
 	/* the snapshot first: every batch it sees is in the queue by now */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	taken = queue_take(flow->flow_id);
-	{
-		MemoryContext old = MemoryContextSwitchTo(flow->memory);
-
-		foreach(lc, taken)
-		{
-			PendingBatch *pb = palloc0(sizeof(PendingBatch));
-			QueuedBatch *b = lfirst(lc);
-
-			pb->batch = palloc(sizeof(QueuedBatch));
-			*pb->batch = *b;
-			pb->batch->data = palloc(b->len);
-			memcpy(pb->batch->data, b->data, b->len);
-			flow->pending = lappend(flow->pending, pb);
-		}
-		MemoryContextSwitchTo(old);
-	}
-	list_free_deep(taken);
+	take_batches(flow);
 
 	expire_windows(flow);
 	if (!flow->loaded)
@@ -1031,7 +1067,8 @@ flow_round(StreamFlow *flow, TimestampTz now)
 	}
 
 	dirty = queue_take_dirty(flow->flow_id) || flush_request != 0 ||
-		now >= flow->next_dirty_check;
+		now >= flow->next_dirty_check || flow->fallback_logged;
+	flow->fallback_logged = false;
 	if (dirty)
 	{
 		BatchResult result;
@@ -1161,12 +1198,19 @@ run_one(StreamFlow *flow)
 	pgstat_report_activity(STATE_RUNNING, "flowpg: streaming");
 	PG_TRY();
 	{
+		if (flow->loaded)
+		{
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			(void) flow_round(flow, started, flush_request, true);
+			CommitTransactionCommand();
+		}
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		XactIsoLevel = XACT_REPEATABLE_READ;
 		if (flowpg_query_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
-		flush_done = flow_round(flow, started);
+		flush_done = flow_round(flow, started, flush_request, false);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		CommitTransactionCommand();
 		MemoryContextSwitchTo(oldcontext);
