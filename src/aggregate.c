@@ -69,8 +69,12 @@ agg_support_init(AggSupport *agg, FlowAggregate *def)
 	agg->has_initval = !isnull;
 	if (agg->has_initval)
 	{
-		agg->initval_text = TextDatumGetCString(initval);
-		getTypeInputInfo(agg->transtype, &agg->initval_input, &agg->initval_ioparam);
+		Oid			input;
+		Oid			ioparam;
+
+		/* in the caller's (long-lived) memory; copied into each group */
+		getTypeInputInfo(agg->transtype, &input, &ioparam);
+		agg->initval = OidInputFunctionCall(input, TextDatumGetCString(initval), ioparam, -1);
 	}
 	agg->resulttype = aggref->aggtype;
 	agg->collation = aggref->inputcollid;
@@ -102,8 +106,7 @@ agg_init_trans(AggContext *cxt, AggSupport *aggs, int naggs, AggTrans *trans)
 
 		if (agg->has_initval)
 		{
-			trans[i].value = OidInputFunctionCall(agg->initval_input, agg->initval_text,
-												  agg->initval_ioparam, -1);
+			trans[i].value = datumCopy(agg->initval, agg->transbyval, agg->translen);
 			trans[i].isnull = false;
 			trans[i].noinit = false;
 		}

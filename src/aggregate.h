@@ -30,9 +30,7 @@ typedef struct AggSupport
 	int16		translen;
 	bool		transbyval;
 	bool		has_initval;
-	char	   *initval_text;	/* input text of agginitval */
-	Oid			initval_input;	/* input function and its type parameter */
-	Oid			initval_ioparam;
+	Datum		initval;		/* agginitval, parsed once */
 	Oid			resulttype;
 	Oid			collation;		/* the aggregate call's input collation */
 } AggSupport;

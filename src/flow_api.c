@@ -455,6 +455,7 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 		 * source, agrees with it.
 		 */
 		result = batch_recompute_all(entry);
+		queue_request_reset(entry->flow_id);
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
 		PG_RETURN_INT64((int64) result.rows_out);
 	}
@@ -468,13 +469,22 @@ Datum
 flowpg_refresh_flow(PG_FUNCTION_ARGS)
 {
 	FlowEntry  *entry = owned_flow_arg(fcinfo);
+	uint64		rows;
 
 	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
 		PG_GETARG_TIMESTAMPTZ(1) >= PG_GETARG_TIMESTAMPTZ(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("window_start must be before window_end")));
-	PG_RETURN_INT64((int64) batch_refresh_range(entry,
-												!PG_ARGISNULL(1), PG_GETARG_DATUM(1),
-												!PG_ARGISNULL(2), PG_GETARG_DATUM(2)));
+	rows = batch_refresh_range(entry, !PG_ARGISNULL(1), PG_GETARG_DATUM(1),
+							   !PG_ARGISNULL(2), PG_GETARG_DATUM(2));
+
+	/*
+	 * The worker's state of a streaming flow does not know what was
+	 * rewritten: it reloads it (after this transaction, whose lock on the
+	 * flow it waits for).
+	 */
+	if (strcmp(entry->mode, "streaming") == 0)
+		queue_request_reset(entry->flow_id);
+	PG_RETURN_INT64((int64) rows);
 }

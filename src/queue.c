@@ -38,6 +38,7 @@
 #include "worker.h"
 
 #define BACKPRESSURE_WAIT_MS 50
+#define STALLED_WORKER_MS 500
 
 typedef struct BatchHeader
 {
@@ -65,6 +66,8 @@ typedef struct FlowSlot
 	int64		flushes_done;	/* requests the worker has completed */
 	int64		flushes_failed; /* requests whose round failed */
 	bool		dirty;			/* new dirty log entries */
+	bool		reset;			/* the sink was rewritten: reload the state */
+	TimestampTz last_take;		/* when the worker last drained the queue */
 	StreamStats stats;
 } FlowSlot;
 
@@ -174,6 +177,8 @@ find_slot(int64 flow_id, bool create)
 			slot->last_seq = 0;
 			slot->flush_requests = slot->flushes_done = slot->flushes_failed = 0;
 			slot->dirty = false;
+			slot->reset = false;
+			slot->last_take = GetCurrentTimestamp();
 			memset(&slot->stats, 0, sizeof(StreamStats));
 			slot->stats.freshness_us = -1;
 			SpinLockRelease(&slot->mutex);
@@ -197,13 +202,26 @@ queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
 		return false;
 	for (;;)
 	{
+		TimestampTz last_take;
+		TimestampTz now;
+
 		dp = dsa_allocate_extended(area, sizeof(BatchHeader) + data->len, DSA_ALLOC_NO_OOM);
 		if (DsaPointerIsValid(dp))
 			break;
-		/* full: let the worker drain for a moment (backpressure) */
+
+		/*
+		 * Full: wait for the worker to drain (backpressure), a little --
+		 * not at all when it has not drained for a while (it is busy, say
+		 * reloading state): then the change goes to the dirty log at once.
+		 */
+		SpinLockAcquire(&slot->mutex);
+		last_take = slot->last_take;
+		SpinLockRelease(&slot->mutex);
+		now = GetCurrentTimestamp();
 		if (give_up == 0)
-			give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), BACKPRESSURE_WAIT_MS);
-		else if (GetCurrentTimestamp() >= give_up)
+			give_up = TimestampTzPlusMilliseconds(now, BACKPRESSURE_WAIT_MS);
+		if (now >= give_up ||
+			now - last_take > (int64) STALLED_WORKER_MS * 1000)
 			return false;
 		worker_wake(MyDatabaseId);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
@@ -252,6 +270,7 @@ queue_take(int64 flow_id)
 	SpinLockAcquire(&slot->mutex);
 	dp = slot->head;
 	slot->head = slot->tail = InvalidDsaPointer;
+	slot->last_take = GetCurrentTimestamp();
 	slot->stats.queued_batches = 0;
 	slot->stats.queued_bytes = 0;
 	SpinLockRelease(&slot->mutex);
@@ -477,4 +496,50 @@ queue_take_dirty(int64 flow_id)
 	slot->dirty = false;
 	SpinLockRelease(&slot->mutex);
 	return dirty;
+}
+
+bool
+stream_flush_requested(void)
+{
+	bool		requested = false;
+
+	if (queue_shared == NULL)
+		return false;
+	for (int i = 0; i < queue_shared->nslots && !requested; i++)
+	{
+		FlowSlot   *slot = &queue_shared->slots[i];
+
+		SpinLockAcquire(&slot->mutex);
+		requested = slot->in_use && slot->dboid == MyDatabaseId &&
+			slot->flush_requests > slot->flushes_done;
+		SpinLockRelease(&slot->mutex);
+	}
+	return requested;
+}
+
+void
+queue_request_reset(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, true);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->reset = true;
+	SpinLockRelease(&slot->mutex);
+}
+
+bool
+queue_take_reset(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+	bool		reset = false;
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	reset = slot->reset;
+	slot->reset = false;
+	SpinLockRelease(&slot->mutex);
+	return reset;
 }

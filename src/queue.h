@@ -87,11 +87,18 @@ typedef enum FlushOutcome
 
 extern FlushOutcome queue_flush_and_wait(int64 flow_id, int64 *rows_written);
 
+/* The worker: does a flush_flow wait for any flow of this database? */
+extern bool stream_flush_requested(void);
+
 /* The worker: flush requests pending for the flow (0: none). */
 extern int64 queue_flush_requested(int64 flow_id);
 
 /* Writers: the flow has new dirty log entries (set after commit). */
 extern void queue_note_dirty(int64 flow_id);
 extern bool queue_take_dirty(int64 flow_id);
+
+/* refresh_flow rewrote a streaming flow's sink: the worker reloads it. */
+extern void queue_request_reset(int64 flow_id);
+extern bool queue_take_reset(int64 flow_id);
 
 #endif							/* FLOWPG_QUEUE_H */

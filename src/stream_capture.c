@@ -40,6 +40,7 @@
 #include "queue.h"
 #include "settings.h"
 #include "stream_capture.h"
+#include "window.h"
 #include "worker.h"
 
 /* A compiled graph of this backend, and column maps of the tables it reads. */
@@ -68,7 +69,14 @@ typedef struct FlowPartial
 	StringInfoData rows;		/* other flows: serialized sink rows */
 	int32		nrows_out;
 	int64		nrows_in;		/* source rows that went in */
-	int64		time_lo;		/* non-aggregate flows have no groups to ask */
+
+	/*
+	 * Too big for the queue (a bulk load): the groups are dropped and only
+	 * the time range of the rows is kept, for the dirty log.
+	 */
+	bool		overflow;
+	bool		overflow_whole; /* rows without a time, or no window */
+	int64		time_lo;
 	int64		time_hi;
 } FlowPartial;
 
@@ -239,6 +247,58 @@ level_partial(PartialLevel *level, int64 flow_id, StreamGraph *graph, Oid owner)
 	return partial;
 }
 
+/*
+ * Groups a partial may have before it goes to the dirty log instead: about
+ * what a quarter of the queue holds, so one bulk load does not fill it.
+ */
+static int64
+overflow_groups(void)
+{
+	return Max((int64) flowpg_queue_memory_kb * 1024 / 4 / 64, 1000);
+}
+
+static void
+note_overflow_row(FlowPartial *partial, StreamGraph *graph)
+{
+	TupleTableSlot *row = graph->row_slot;
+	int64		t;
+
+	if (graph->time_col < 0 || row->tts_isnull[graph->time_col])
+	{
+		partial->overflow_whole = true;
+		return;
+	}
+	t = window_datum_to_ordinal(graph->time_type, row->tts_values[graph->time_col]);
+	partial->time_lo = Min(partial->time_lo, t);
+	partial->time_hi = Max(partial->time_hi, t);
+}
+
+/* Gives up the groups of a partial, keeping the time range they cover. */
+static void
+start_overflow(FlowPartial *partial)
+{
+	StreamGraph *graph = partial->graph;
+	GroupIterator iter = {0};
+	FlowGroup  *group;
+
+	partial->overflow = true;
+	partial->overflow_whole = graph->time_col < 0;
+	if (!graph->plan->is_aggregate)
+	{
+		resetStringInfo(&partial->rows);
+		return;
+	}
+	while (!partial->overflow_whole && (group = group_table_next(partial->groups, &iter)) != NULL)
+	{
+		if (group->time_lo > group->time_hi)
+			partial->overflow_whole = true;
+		partial->time_lo = Min(partial->time_lo, group->time_lo);
+		partial->time_hi = Max(partial->time_hi, group->time_hi);
+	}
+	group_table_free(partial->groups);
+	partial->groups = NULL;
+}
+
 void
 stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows)
 {
@@ -281,14 +341,22 @@ stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate
 	{
 		graph_load_row(graph, slot, map);
 		partial->nrows_in++;
-		if (graph->plan->is_aggregate)
+		if (partial->overflow)
+			note_overflow_row(partial, graph);
+		else if (graph->plan->is_aggregate)
+		{
 			(void) graph_accumulate_row(graph, partial->groups);
+			if (partial->groups->ngroups > overflow_groups())
+				start_overflow(partial);
+		}
 		else if (graph_project_row(graph, values, nulls))
 		{
 			for (int o = 0; o < graph->noutputs; o++)
 				datum_write(&partial->rows, values[o], nulls[o],
 							graph->output_byvals[o], graph->output_lens[o]);
 			partial->nrows_out++;
+			if (partial->rows.len > overflow_groups() * 64)
+				start_overflow(partial);
 		}
 	}
 	ExecDropSingleTupleTableSlot(slot);
@@ -320,6 +388,17 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 		return;
 	}
 	into->nrows_in += child->nrows_in;
+	if (child->overflow || into->overflow)
+	{
+		if (!into->overflow)
+			start_overflow(into);
+		if (!child->overflow)
+			start_overflow(child);
+		into->overflow_whole |= child->overflow_whole;
+		into->time_lo = Min(into->time_lo, child->time_lo);
+		into->time_hi = Max(into->time_hi, child->time_hi);
+		return;
+	}
 	if (!graph->plan->is_aggregate)
 	{
 		appendBinaryStringInfo(&into->rows, child->rows.data, child->rows.len);
@@ -434,7 +513,13 @@ fall_back_to_dirty_log(FlowPartial *partial)
 	int64		hi = PG_INT64_MIN;
 	bool		whole = !graph->plan->is_aggregate || graph->time_col < 0;
 
-	while (!whole && (group = group_table_next(partial->groups, &iter)) != NULL)
+	if (partial->overflow)
+	{
+		whole = partial->overflow_whole;
+		lo = partial->time_lo;
+		hi = partial->time_hi;
+	}
+	while (!whole && !partial->overflow && (group = group_table_next(partial->groups, &iter)) != NULL)
 	{
 		if (group->time_lo > group->time_hi)
 			whole = true;		/* NULL times: no window to name */
@@ -469,6 +554,11 @@ ship_partials(bool prepare)
 
 		if (partial->nrows_in == 0)
 			continue;
+		if (partial->overflow)
+		{
+			fall_back_to_dirty_log(partial);
+			continue;
+		}
 		initStringInfo(&buf);
 		SetUserIdAndSecContext(partial->owner, save_sec_context |
 							   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);

@@ -755,12 +755,22 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 	MemoryContextSwitchTo(old);
 }
 
+static void
+free_batch(PendingBatch *pb)
+{
+	pfree(pb->batch->data);
+	pfree(pb->batch);
+	list_free(pb->skips);
+	pfree(pb);
+}
+
 /* Applies committed batches, drops aborted ones, keeps the others. */
 static void
 apply_pending(StreamFlow *flow)
 {
 	List	   *still = NIL;
 	ListCell   *lc;
+	MemoryContext old;
 
 	flow->fallback_whole = false;
 	flow->fallback_lo = PG_INT64_MAX;
@@ -772,12 +782,15 @@ apply_pending(StreamFlow *flow)
 
 		if (TransactionIdIsInProgress(xid))
 		{
+			old = MemoryContextSwitchTo(flow->memory);
 			still = lappend(still, pb);
+			MemoryContextSwitchTo(old);
 			continue;
 		}
 		if (!TransactionIdDidCommit(xid))
 		{
 			flow->stats.batches_dropped++;
+			free_batch(pb);
 			continue;
 		}
 		if (pb->batch->version != flow->version)
@@ -795,15 +808,10 @@ apply_pending(StreamFlow *flow)
 		flow->unrecorded.rows_in += pb->batch->nrows;
 		if (flow->oldest_unflushed == 0 || pb->batch->queued_at < flow->oldest_unflushed)
 			flow->oldest_unflushed = pb->batch->queued_at;
+		free_batch(pb);
 	}
-	{
-		MemoryContext old = MemoryContextSwitchTo(flow->memory);
-
-		list_free(flow->pending);
-		flow->pending = list_copy(still);
-		MemoryContextSwitchTo(old);
-	}
-	list_free(still);
+	list_free(flow->pending);
+	flow->pending = still;
 
 	if (flow->fallback_whole)
 		capture_log_whole_flow(flow->flow_id);
@@ -828,6 +836,7 @@ write_sink(StreamFlow *flow)
 	if (plan->is_aggregate)
 	{
 		SinkRows   *upserts = sink_rows_create(graph->noutputs);
+		SinkRows   *inserts = sink_rows_create(graph->noutputs);
 		SinkRows   *deletes = sink_rows_create(graph->noutputs);
 		Datum	   *values = palloc(sizeof(Datum) * Max(graph->noutputs, 1));
 		bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
@@ -841,15 +850,26 @@ write_sink(StreamFlow *flow)
 			ResetExprContext(graph->econtext);
 			keep = graph_group_output(graph, flow->state, group, values, nulls);
 			if (keep)
-				sink_rows_add(upserts, plan, values, nulls);
+				sink_rows_add(group->in_sink ? upserts : inserts, plan, values, nulls);
 			else if (group->in_sink)
 				sink_rows_add(deletes, plan, values, nulls);
 			group->in_sink = keep;
 			group->changed = false;
 		}
+		/*
+		 * A group the sink does not hold is inserted plainly (cheaper than
+		 * an upsert).  Should the sink hold it after all -- refresh_flow or
+		 * a flush without the worker rewrote it meanwhile -- the unique
+		 * index refuses the row and the round fails: the flow is then
+		 * reloaded from the source, which puts it right.
+		 */
 		sink_upsert(sink, plan, upserts);
+		if (plan->window_expr || graph->nkeys > 0)
+			sink_append(sink, plan, inserts);
+		else
+			sink_upsert(sink, plan, inserts);
 		sink_delete_groups(sink, plan, deletes);
-		flow->unrecorded.rows_out += upserts->nrows + deletes->nrows;
+		flow->unrecorded.rows_out += upserts->nrows + inserts->nrows + deletes->nrows;
 		list_free(flow->changed);
 		flow->changed = NIL;
 	}
@@ -979,23 +999,19 @@ state_bytes(StreamFlow *flow)
 static void
 take_batches(StreamFlow *flow)
 {
-	List	   *taken = queue_take(flow->flow_id);
 	MemoryContext old = MemoryContextSwitchTo(flow->memory);
+	List	   *taken = queue_take(flow->flow_id);
 	ListCell   *lc;
 
 	foreach(lc, taken)
 	{
 		PendingBatch *pb = palloc0(sizeof(PendingBatch));
-		QueuedBatch *b = lfirst(lc);
 
-		pb->batch = palloc(sizeof(QueuedBatch));
-		*pb->batch = *b;
-		pb->batch->data = palloc(b->len);
-		memcpy(pb->batch->data, b->data, b->len);
+		pb->batch = lfirst(lc);
 		flow->pending = lappend(flow->pending, pb);
 	}
+	list_free(taken);
 	MemoryContextSwitchTo(old);
-	list_free_deep(taken);
 }
 
 /*
@@ -1146,21 +1162,10 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
 	flow->unrecorded_since = now;
 }
 
-/* A round that failed: the error is recorded, the state rebuilt later. */
+/* Forgets the flow's state: the next round reloads it from the source. */
 static void
-round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
+reset_flow(StreamFlow *flow)
 {
-	int64		delay = USECS_PER_SEC;
-
-	ereport(LOG,
-			(errmsg("flowpg: streaming flow %lld failed: %s",
-					(long long) flow->flow_id, edata->message)));
-	for (int i = 0; i < flow->failures && delay < MAX_RETRY_USECS; i++)
-		delay *= 2;
-	flow->failures++;
-	flow->retry_at = GetCurrentTimestamp() + Min(delay, MAX_RETRY_USECS);
-
-	/* start over from the source; the batches taken stay pending */
 	if (flow->state)
 		group_table_free(flow->state);
 	flow->state = NULL;
@@ -1176,6 +1181,24 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
 		graph_free(flow->graph);
 	flow->graph = NULL;
 	flow->probe = NULL;
+}
+
+/* A round that failed: the error is recorded, the state rebuilt later. */
+static void
+round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
+{
+	int64		delay = USECS_PER_SEC;
+
+	ereport(LOG,
+			(errmsg("flowpg: streaming flow %lld failed: %s",
+					(long long) flow->flow_id, edata->message)));
+	for (int i = 0; i < flow->failures && delay < MAX_RETRY_USECS; i++)
+		delay *= 2;
+	flow->failures++;
+	flow->retry_at = GetCurrentTimestamp() + Min(delay, MAX_RETRY_USECS);
+
+	/* start over from the source; the batches taken stay pending */
+	reset_flow(flow);
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -1195,6 +1218,8 @@ run_one(StreamFlow *flow)
 
 	if (flow->retry_at > started && flush_request == 0)
 		return;
+	if (queue_take_reset(flow->flow_id) && flow->loaded)
+		reset_flow(flow);
 	pgstat_report_activity(STATE_RUNNING, "flowpg: streaming");
 	PG_TRY();
 	{
@@ -1248,7 +1273,15 @@ stream_run(void)
 	TimestampTz now;
 
 	if (!flowpg_enabled)
+	{
+		/* flush_flow recomputes sinks meanwhile: start over when back */
+		ListCell   *lc2;
+
+		foreach(lc2, stream_flows)
+			if (((StreamFlow *) lfirst(lc2))->loaded)
+				reset_flow(lfirst(lc2));
 		return 1000;
+	}
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());

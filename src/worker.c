@@ -667,9 +667,17 @@ run_due_flows(long *wait_ms)
 	return has_flows;
 }
 
+/* At most this often a streaming round; when a flush_flow waits, sooner. */
+#define STREAM_MIN_GAP_MS 10
+#define STREAM_FLUSH_GAP_MS 2
+
 void
 flowpg_worker_main(Datum main_arg)
 {
+	TimestampTz next_batching;
+	TimestampTz next_stream;
+	TimestampTz last_stream = 0;
+
 	Oid			dboid = DatumGetObjectId(main_arg);
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -682,10 +690,12 @@ flowpg_worker_main(Datum main_arg)
 	/* the refresh's exactness argument needs a new snapshot per statement */
 	SetConfigOption("default_transaction_isolation", "read committed",
 					PGC_SUSET, PGC_S_OVERRIDE);
+	next_batching = next_stream = 0;
 
 	for (;;)
 	{
 		long		wait_ms;
+		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -693,12 +703,34 @@ flowpg_worker_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (!run_due_flows(&wait_ms))
+
+		/*
+		 * Writers wake the worker at every commit; the batching schedule and
+		 * the streaming rounds each keep their own pace, so a busy source
+		 * costs the worker at most STREAM_MIN_GAP_MS per round of work.
+		 */
+		now = GetCurrentTimestamp();
+		if (now >= next_batching)
 		{
-			mark_idle(dboid);
-			proc_exit(0);
+			long		batching_wait;
+
+			if (!run_due_flows(&batching_wait))
+			{
+				mark_idle(dboid);
+				proc_exit(0);
+			}
+			next_batching = GetCurrentTimestamp() + (int64) batching_wait * 1000;
 		}
-		wait_ms = Min(wait_ms, stream_run());
+		if (now >= next_stream ||
+			(now >= last_stream + STREAM_FLUSH_GAP_MS * 1000 && stream_flush_requested()))
+		{
+			long		stream_wait = stream_run();
+
+			last_stream = GetCurrentTimestamp();
+			next_stream = last_stream + (int64) Max(stream_wait, STREAM_MIN_GAP_MS) * 1000;
+		}
+		now = GetCurrentTimestamp();
+		wait_ms = (Min(next_batching, next_stream) - now + 999) / 1000;
 		if (wait_ms > 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
