@@ -144,8 +144,10 @@ SELECT 'device_totals',
 \echo
 \echo '=============================================================================='
 \echo ' 8. New rows arrive: 2 more minutes of readings, a late reading for 00:00,'
-\echo '    and a correction (UPDATE) -- nobody calls flush_flow: the flowpg worker'
-\echo '    recomputes the dirty windows by itself (flowpg.min_refresh_interval = 1s)'
+\echo '    and a correction (UPDATE) -- nobody calls flush_flow.  The streaming'
+\echo '    flows get the new rows within flowpg.flush_interval (100 ms); the UPDATE'
+\echo '    and the batching flow go through the recompute of the dirty windows'
+\echo '    (flowpg.min_refresh_interval = 1s)'
 \echo '=============================================================================='
 INSERT INTO metrics (ts, device, value)
 SELECT timestamptz '2024-01-01 03:00:00+00' + s * interval '15 seconds', d, 60 + d
@@ -160,7 +162,8 @@ SELECT flow_name, pending, pending_rows FROM flowpg.flow_stats ORDER BY flow_id;
 DO $$
 BEGIN
     FOR i IN 1..200 LOOP
-        EXIT WHEN NOT EXISTS (SELECT 1 FROM flowpg.flow_stats WHERE pending > 0);
+        EXIT WHEN i > 5 AND NOT EXISTS (SELECT 1 FROM flowpg.flow_stats
+                                         WHERE pending > 0 OR coalesce(queue_depth, 0) > 0);
         PERFORM pg_sleep(0.1);
     END LOOP;
 END $$;
@@ -168,6 +171,12 @@ END $$;
 
 SELECT flow_name, mode, runs, rows_in, rows_out, pending, last_run_duration, failures
   FROM flowpg.flow_stats ORDER BY flow_id;
+
+\echo
+\echo '--- the streaming engine: state held by the worker, batches applied, freshness'
+SELECT flow_name, state, state_groups, state_bytes, queue_depth, batches_applied,
+       fallbacks, freshness
+  FROM flowpg.flow_stats WHERE mode = 'streaming' ORDER BY flow_id;
 
 \echo
 \echo '--- metrics_per_minute: the new minutes and the corrected first minute'

@@ -44,6 +44,7 @@
 
 #include "capture.h"
 #include "operator.h"
+#include "queue.h"
 #include "stream_capture.h"
 #include "catalog.h"
 #include "planner.h"
@@ -192,7 +193,8 @@ capture_entry(Oid relid)
 		CaptureFlow *cf = &local[n++];
 
 		cf->flow_id = flow->flow_id;
-		cf->streaming = strcmp(flow->mode, "streaming") == 0;
+		/* without shared memory (not preloaded) streaming flows go batching */
+		cf->streaming = strcmp(flow->mode, "streaming") == 0 && queue_available();
 		cf->version = cf->streaming ? graph_version(flow) : 0;
 
 		/*

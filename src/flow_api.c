@@ -42,6 +42,7 @@
 #include "planner.h"
 #include "settings.h"
 #include "sink.h"
+#include "stream_capture.h"
 #include "window.h"
 
 PG_FUNCTION_INFO_V1(flowpg_create_flow);
@@ -437,8 +438,13 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("flow \"%s\" does not exist", text_to_cstring(PG_GETARG_TEXT_PP(0)))));
 
-		/* the worker applies what is queued, recomputes what is dirty */
-		if (flowpg_enabled && !entry->written_here)
+		/*
+		 * The worker applies what is queued, recomputes what is dirty --
+		 * but cannot see this transaction's own changes, which the caller
+		 * expects in the sink as with a batching flow.
+		 */
+		if (flowpg_enabled && !entry->written_here &&
+			!stream_capture_changed(entry->flow_id))
 			outcome = queue_flush_and_wait(entry->flow_id, &rows);
 		if (outcome == FLUSH_DONE)
 			PG_RETURN_INT64(rows);

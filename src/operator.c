@@ -58,6 +58,9 @@ graph_version(FlowEntry *entry)
 	if (entry->settings)
 		h = hash_combine(h, hash_bytes((const unsigned char *) VARDATA(entry->settings),
 									   VARSIZE(entry->settings) - VARHDRSZ));
+	if (entry->expire_after)
+		h = hash_combine(h, hash_bytes((const unsigned char *) entry->expire_after,
+									   sizeof(Interval)));
 	return hash_combine(h, (uint32) entry->sink_relid);
 }
 

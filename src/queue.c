@@ -302,6 +302,8 @@ queue_forget(int64 flow_id)
 {
 	FlowSlot   *slot = find_slot(flow_id, false);
 
+	dsa_pointer dp = InvalidDsaPointer;
+
 	if (slot == NULL)
 		return;
 	list_free_deep(queue_take(flow_id));
@@ -309,22 +311,21 @@ queue_forget(int64 flow_id)
 	SpinLockAcquire(&slot->mutex);
 	if (slot->flow_id == flow_id && slot->dboid == MyDatabaseId)
 	{
-		/* a batch appended since queue_take is freed too */
-		dsa_pointer dp = slot->head;
-
-		while (DsaPointerIsValid(dp))
-		{
-			dsa_pointer next = ((BatchHeader *) dsa_get_address(area, dp))->next;
-
-			dsa_free(area, dp);
-			dp = next;
-		}
+		/* a batch appended since queue_take is freed too (below) */
+		dp = slot->head;
 		slot->in_use = false;
 		slot->flow_id = 0;
 		slot->head = slot->tail = InvalidDsaPointer;
 	}
 	SpinLockRelease(&slot->mutex);
 	LWLockRelease(&queue_shared->lock);
+	while (DsaPointerIsValid(dp))
+	{
+		dsa_pointer next = ((BatchHeader *) dsa_get_address(area, dp))->next;
+
+		dsa_free(area, dp);
+		dp = next;
+	}
 	ConditionVariableBroadcast(&queue_shared->flushed);
 }
 
@@ -474,7 +475,12 @@ queue_flush_requested(int64 flow_id)
 void
 queue_note_dirty(int64 flow_id)
 {
-	FlowSlot   *slot = find_slot(flow_id, true);
+	FlowSlot   *slot;
+
+	/* flows without a slot (batching ones) are found by their schedule */
+	if (queue_shared == NULL)
+		return;
+	slot = find_slot(flow_id, false);
 
 	if (slot == NULL)
 		return;
@@ -542,4 +548,10 @@ queue_take_reset(int64 flow_id)
 	slot->reset = false;
 	SpinLockRelease(&slot->mutex);
 	return reset;
+}
+
+bool
+queue_available(void)
+{
+	return queue_shared != NULL;
 }

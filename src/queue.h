@@ -48,6 +48,9 @@ typedef struct StreamStats
 #define STREAM_STATUS_ACTIVE 2
 
 extern void queue_shmem_request(void);
+
+/* Is flowpg's shared memory there (loaded through shared_preload_libraries)? */
+extern bool queue_available(void);
 extern void queue_shmem_startup(void);
 
 /*

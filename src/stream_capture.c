@@ -65,6 +65,7 @@ typedef struct FlowPartial
 	int64		flow_id;
 	StreamGraph *graph;
 	Oid			owner;
+	ArrayType  *settings;		/* the flow's pinned settings */
 	GroupTable *groups;			/* aggregate flows */
 	StringInfoData rows;		/* other flows: serialized sink rows */
 	int32		nrows_out;
@@ -218,24 +219,42 @@ current_level(void)
 	return level;
 }
 
+static void start_overflow(FlowPartial *partial);
+
 static FlowPartial *
-level_partial(PartialLevel *level, int64 flow_id, StreamGraph *graph, Oid owner)
+level_partial(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
 {
 	ListCell   *lc;
 	FlowPartial *partial;
 	MemoryContext old;
+	StreamGraph *graph = entry->graph;
 
 	foreach(lc, level->flows)
 	{
 		partial = lfirst(lc);
-		if (partial->flow_id == flow_id)
-			return partial;
+		if (partial->flow_id != flow_id)
+			continue;
+		if (partial->graph != graph)
+		{
+			/*
+			 * The flow was replaced during this transaction: what it
+			 * gathered is recomputed instead (its groups mean nothing to
+			 * the new definition).
+			 */
+			if (!partial->overflow)
+				start_overflow(partial);
+			partial->overflow_whole = true;
+			partial->graph = graph;
+		}
+		return partial;
 	}
 	old = MemoryContextSwitchTo(level->memory);
 	partial = palloc0(sizeof(FlowPartial));
 	partial->flow_id = flow_id;
 	partial->graph = graph;
-	partial->owner = owner;
+	partial->owner = entry->owner;
+	partial->settings = entry->settings ?
+		(ArrayType *) copy_in(level->memory, entry->settings, VARSIZE(entry->settings)) : NULL;
 	partial->time_lo = PG_INT64_MAX;
 	partial->time_hi = PG_INT64_MIN;
 	if (graph->plan->is_aggregate)
@@ -320,7 +339,7 @@ stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate
 	entry = cached_graph(flow_id, version);
 	graph = entry->graph;
 	map = relation_map(entry, rel);
-	partial = level_partial(current_level(), flow_id, graph, entry->owner);
+	partial = level_partial(current_level(), flow_id, entry);
 	if (!graph->plan->is_aggregate)
 	{
 		values = palloc(sizeof(Datum) * graph->noutputs);
@@ -378,7 +397,17 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 	foreach(lc, parent->flows)
 		if (((FlowPartial *) lfirst(lc))->flow_id == child->flow_id)
 			into = lfirst(lc);
-	if (into == NULL || into->graph != graph)
+	if (into && into->graph != graph)
+	{
+		/* the flow was replaced meanwhile: recompute what both gathered */
+		if (!into->overflow)
+			start_overflow(into);
+		into->overflow_whole = true;
+		into->graph = graph;
+		into->nrows_in += child->nrows_in;
+		return;
+	}
+	if (into == NULL)
 	{
 		/* the child's memory lives on under the parent's: just adopt it */
 		MemoryContext old = MemoryContextSwitchTo(parent->memory);
@@ -431,7 +460,8 @@ stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (level == NULL || level->nestlevel != nestlevel)
 		return;
-	if (event == SUBXACT_EVENT_COMMIT_SUB)
+	/* before the subcommit, while an error can still abort it cleanly */
+	if (event == SUBXACT_EVENT_PRE_COMMIT_SUB)
 	{
 		if (level->parent && level->parent->nestlevel == nestlevel - 1)
 		{
@@ -443,11 +473,15 @@ stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			foreach(lc, level->flows)
 			{
 				FlowPartial *partial = lfirst(lc);
+				int			nestlevel;
 
+				/* combine functions are the owner's code, run as in the flow */
 				SetUserIdAndSecContext(partial->owner, save_sec_context |
 									   SECURITY_LOCAL_USERID_CHANGE |
 									   SECURITY_RESTRICTED_OPERATION);
+				nestlevel = flow_settings_push(partial->settings);
 				merge_partial(level->parent, partial);
+				flow_settings_pop(nestlevel);
 			}
 			SetUserIdAndSecContext(save_userid, save_sec_context);
 			levels = level->parent;
@@ -551,6 +585,7 @@ ship_partials(bool prepare)
 		FlowPartial *partial = lfirst(lc);
 		StringInfoData buf;
 		int32		count;
+		int			nestlevel;
 
 		if (partial->nrows_in == 0)
 			continue;
@@ -562,7 +597,9 @@ ship_partials(bool prepare)
 		initStringInfo(&buf);
 		SetUserIdAndSecContext(partial->owner, save_sec_context |
 							   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+		nestlevel = flow_settings_push(partial->settings);
 		serialize_partial(partial, &buf, &count);
+		flow_settings_pop(nestlevel);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 		if (count == 0)
 			continue;			/* every row was filtered out */
@@ -571,7 +608,7 @@ ship_partials(bool prepare)
 		 * queue is gone: its windows go to the dirty log, which commits or
 		 * rolls back with it.
 		 */
-		if (prepare || !TransactionIdIsValid(xid) || !flowpg_enabled ||
+		if (prepare || !TransactionIdIsValid(xid) || !flowpg_enabled || !queue_available() ||
 			!queue_append(partial->flow_id, xid, partial->graph->version, count,
 						  partial->nrows_in, &buf))
 			fall_back_to_dirty_log(partial);
@@ -598,24 +635,21 @@ stream_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 			ship_partials(false);
+			{
+				ListCell   *lc;
+
+				/* before the commit: nothing after it may fail */
+				foreach(lc, dirty_flows)
+					queue_note_dirty(*(int64 *) lfirst(lc));
+			}
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			ship_partials(true);
 			break;
 		case XACT_EVENT_COMMIT:
-			{
-				ListCell   *lc;
-				bool		wake = levels != NULL;
-
-				foreach(lc, dirty_flows)
-				{
-					queue_note_dirty(*(int64 *) lfirst(lc));
-					wake = true;
-				}
-				/* the worker applies what this commit made visible */
-				if (wake)
-					worker_wake(MyDatabaseId);
-			}
+			/* the worker applies what this commit made visible */
+			if (levels != NULL || dirty_flows != NIL)
+				worker_wake(MyDatabaseId);
 			/* FALLTHROUGH */
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:
@@ -636,4 +670,20 @@ stream_xact_callback(XactEvent event, void *arg)
 		default:
 			break;
 	}
+}
+
+bool
+stream_capture_changed(int64 flow_id)
+{
+	PartialLevel *level;
+	ListCell   *lc;
+
+	for (level = levels; level != NULL; level = level->parent)
+		foreach(lc, level->flows)
+			if (((FlowPartial *) lfirst(lc))->flow_id == flow_id)
+				return true;
+	foreach(lc, dirty_flows)
+		if (*(int64 *) lfirst(lc) == flow_id)
+			return true;
+	return false;
 }

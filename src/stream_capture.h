@@ -22,4 +22,7 @@ extern void stream_capture_rows(int64 flow_id, uint32 version, Relation rel,
 /* Remembers that the flow got dirty log entries (told to the worker at commit). */
 extern void stream_capture_note_dirty(int64 flow_id);
 
+/* Has the current transaction changed a source of the flow? */
+extern bool stream_capture_changed(int64 flow_id);
+
 #endif							/* FLOWPG_STREAM_CAPTURE_H */

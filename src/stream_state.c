@@ -393,7 +393,8 @@ keep_from_floor(StreamFlow *flow, FlowGroup *group, void *arg)
 	bool		isnull;
 	int64		w = group_window_ordinal(flow->graph, group, &isnull);
 
-	return isnull || w >= floor_window;
+	/* a partial state holds no NULL window (the loads cannot read one) */
+	return !isnull && w >= floor_window;
 }
 
 /* Clips time ranges to the state's floor; NIL when nothing is left. */
@@ -507,8 +508,14 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_all
 	List	   *state_ranges;
 	bool		state_whole = whole;
 	ListCell   *lc;
-	MemoryContext old = MemoryContextSwitchTo(flow->memory);
+	MemoryContext old;
 
+	/*
+	 * In the round's memory (not SPI's, which is gone when the refresh
+	 * ends): a batch this snapshot sees committed before the round, so this
+	 * round applies it, and the round forgets the skips when it ends.
+	 */
+	old = MemoryContextSwitchTo(TopTransactionContext);
 	skips = skip_ranges_for(flow, ranges, whole);
 	foreach(lc, flow->pending)
 	{
@@ -689,13 +696,18 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 										keys->tts_values[graph->window_key]);
 		}
 
+		/*
+		 * With expire_after a NULL window is never maintained (as in the
+		 * batching engine); below a memory watermark the state has no
+		 * NULL-window group either, so those changes are recomputed.
+		 */
 		if (in_skip_ranges(pb->skips, wnull, w) ||
-			(flow->has_expiry && !wnull && w < flow->expiry_window) ||
+			(flow->has_expiry && (wnull || w < flow->expiry_window)) ||
 			flow->state == NULL ||
-			(flow->has_watermark && !wnull && w < flow->watermark_window))
+			(flow->has_watermark && (wnull || w < flow->watermark_window)))
 		{
 			bool		counted = in_skip_ranges(pb->skips, wnull, w);
-			bool		expired = flow->has_expiry && !wnull && w < flow->expiry_window;
+			bool		expired = flow->has_expiry && (wnull || w < flow->expiry_window);
 
 			for (int i = 0; i < graph->naggs; i++)
 			{
@@ -760,7 +772,6 @@ free_batch(PendingBatch *pb)
 {
 	pfree(pb->batch->data);
 	pfree(pb->batch);
-	list_free(pb->skips);
 	pfree(pb);
 }
 
@@ -769,6 +780,7 @@ static void
 apply_pending(StreamFlow *flow)
 {
 	List	   *still = NIL;
+	List	   *done = NIL;
 	ListCell   *lc;
 	MemoryContext old;
 
@@ -787,10 +799,11 @@ apply_pending(StreamFlow *flow)
 			MemoryContextSwitchTo(old);
 			continue;
 		}
+		/* freed once the list no longer holds it: an error may come first */
+		done = lappend(done, pb);
 		if (!TransactionIdDidCommit(xid))
 		{
 			flow->stats.batches_dropped++;
-			free_batch(pb);
 			continue;
 		}
 		if (pb->batch->version != flow->version)
@@ -808,10 +821,12 @@ apply_pending(StreamFlow *flow)
 		flow->unrecorded.rows_in += pb->batch->nrows;
 		if (flow->oldest_unflushed == 0 || pb->batch->queued_at < flow->oldest_unflushed)
 			flow->oldest_unflushed = pb->batch->queued_at;
-		free_batch(pb);
 	}
 	list_free(flow->pending);
 	flow->pending = still;
+	foreach(lc, done)
+		free_batch(lfirst(lc));
+	list_free(done);
 
 	if (flow->fallback_whole)
 		capture_log_whole_flow(flow->flow_id);
@@ -996,6 +1011,16 @@ state_bytes(StreamFlow *flow)
  * refills and the recompute share its snapshot).  Returns the flush
  * request it completed, 0 when none.
  */
+/* Skip ranges live in a round's memory: forget them when it ends. */
+static void
+clear_skips(StreamFlow *flow)
+{
+	ListCell   *lc;
+
+	foreach(lc, flow->pending)
+		((PendingBatch *) lfirst(lc))->skips = NIL;
+}
+
 static void
 take_batches(StreamFlow *flow)
 {
@@ -1124,6 +1149,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	PopActiveSnapshot();
 	flow_settings_pop(nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	clear_skips(flow);
 	flow->stats.round_rows = flow->unrecorded.rows_out - rows_before;
 	return flush_request;
 }
@@ -1198,6 +1224,7 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
 	flow->retry_at = GetCurrentTimestamp() + Min(delay, MAX_RETRY_USECS);
 
 	/* start over from the source; the batches taken stay pending */
+	clear_skips(flow);
 	reset_flow(flow);
 
 	SetCurrentStatementStartTimestamp();
@@ -1213,7 +1240,8 @@ run_one(StreamFlow *flow)
 {
 	TimestampTz started = GetCurrentTimestamp();
 	MemoryContext oldcontext = CurrentMemoryContext;
-	int64		flush_done = 0;
+	volatile int64 flush_done = 0;
+	volatile bool succeeded = false;
 	int64		flush_request = queue_flush_requested(flow->flow_id);
 
 	if (flow->retry_at > started && flush_request == 0)
@@ -1240,9 +1268,7 @@ run_one(StreamFlow *flow)
 		CommitTransactionCommand();
 		MemoryContextSwitchTo(oldcontext);
 		flow->failures = 0;
-		/* the run is on record before a waiting flush_flow returns */
-		record_run(flow, GetCurrentTimestamp(), flush_done != 0);
-		publish(flow, flush_done, false, GetCurrentTimestamp());
+		succeeded = true;
 	}
 	PG_CATCH();
 	{
@@ -1260,6 +1286,26 @@ run_one(StreamFlow *flow)
 		publish(flow, flush_request, true, GetCurrentTimestamp());
 	}
 	PG_END_TRY();
+
+	if (succeeded)
+	{
+		/* the run is on record before a waiting flush_flow returns */
+		PG_TRY();
+		{
+			record_run(flow, GetCurrentTimestamp(), flush_done != 0);
+		}
+		PG_CATCH();
+		{
+			/* only statistics: the round itself is committed */
+			MemoryContextSwitchTo(oldcontext);
+			EmitErrorReport();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			MemoryContextSwitchTo(oldcontext);
+		}
+		PG_END_TRY();
+		publish(flow, flush_done, false, GetCurrentTimestamp());
+	}
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 

@@ -733,9 +733,14 @@ flowpg_worker_main(Datum main_arg)
 		wait_ms = (Min(next_batching, next_stream) - now + 999) / 1000;
 		if (wait_ms > 0)
 		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 wait_ms, PG_WAIT_EXTENSION);
+			int			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+									   wait_ms, PG_WAIT_EXTENSION);
+
 			ResetLatch(MyLatch);
+			/* a writer committed: a streaming round soon, at the minimum gap */
+			if ((rc & WL_LATCH_SET) &&
+				next_stream > last_stream + STREAM_MIN_GAP_MS * 1000)
+				next_stream = last_stream + STREAM_MIN_GAP_MS * 1000;
 		}
 	}
 }
