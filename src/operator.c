@@ -257,6 +257,7 @@ build_aggregates(BuildContext *cxt)
 			graph->agg_filters[i] = compile_qual(cxt, (Node *) def->aggref->aggfilter);
 		maxargs = Max(maxargs, graph->aggs[i].nargs);
 	}
+	graph->init_trans = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
 	graph->arg_values = palloc(sizeof(Datum) * maxargs);
 	graph->arg_nulls = palloc(sizeof(bool) * maxargs);
 }
@@ -407,7 +408,9 @@ group_table_free(GroupTable *table)
 static FlowGroup *
 new_group(StreamGraph *graph, GroupTable *table, MinimalTuple key)
 {
-	Size		size = MAXALIGN(offsetof(FlowGroup, trans) + sizeof(AggTrans) * graph->naggs);
+	Size		size = MAXALIGN(offsetof(FlowGroup, values) +
+								(sizeof(Datum) + 1) * graph->naggs);
+	AggTrans   *trans = graph->init_trans;
 	FlowGroup *group;
 
 	if (table->bump_left < size)
@@ -423,7 +426,9 @@ new_group(StreamGraph *graph, GroupTable *table, MinimalTuple key)
 	group->time_hi = PG_INT64_MIN;
 	group->changed = false;
 	group->in_sink = false;
-	agg_init_trans(table->aggcxt, graph->aggs, graph->naggs, group->trans);
+	agg_init_trans(table->aggcxt, graph->aggs, graph->naggs, trans);
+	for (int i = 0; i < graph->naggs; i++)
+		group_put_trans(group, graph->naggs, i, &trans[i]);
 	table->ngroups++;
 	return group;
 }
@@ -494,6 +499,7 @@ graph_accumulate_row(StreamGraph *graph, GroupTable *table)
 	{
 		AggSupport *agg = &graph->aggs[i];
 		MemoryContext old;
+		AggTrans	trans;
 
 		if (graph->agg_filters[i] && !ExecQual(graph->agg_filters[i], econtext))
 			continue;
@@ -501,7 +507,9 @@ graph_accumulate_row(StreamGraph *graph, GroupTable *table)
 			graph->arg_values[a] = ExecEvalExpr(graph->agg_args[i][a], econtext,
 												&graph->arg_nulls[a]);
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		agg_advance(table->aggcxt, agg, &group->trans[i], graph->arg_values, graph->arg_nulls);
+		trans = group_get_trans(group, graph->naggs, i);
+		agg_advance(table->aggcxt, agg, &trans, graph->arg_values, graph->arg_nulls);
+		group_put_trans(group, graph->naggs, i, &trans);
 		MemoryContextSwitchTo(old);
 	}
 	return true;
@@ -541,9 +549,13 @@ graph_group_output(StreamGraph *graph, GroupTable *table, FlowGroup *group,
 		}
 	}
 	for (int i = 0; i < graph->naggs; i++)
+	{
+		AggTrans	trans = group_get_trans(group, graph->naggs, i);
+
 		slot->tts_values[graph->nkeys + i] =
-			agg_finalize(table->aggcxt, &graph->aggs[i], &group->trans[i],
+			agg_finalize(table->aggcxt, &graph->aggs[i], &trans,
 						 &slot->tts_isnull[graph->nkeys + i]);
+	}
 	ExecStoreVirtualTuple(slot);
 	MemoryContextSwitchTo(old);
 

@@ -17,7 +17,11 @@
 #include "catalog.h"
 #include "planner.h"
 
-/* Per group: where its transition values are and what happened to it. */
+/*
+ * Per group: where its transition values are and what happened to it.  The
+ * values are packed (a Datum per aggregate, then a flag byte per aggregate)
+ * to keep the state small; group_get_trans/group_put_trans unpack them.
+ */
 typedef struct FlowGroup
 {
 	MinimalTuple key;			/* the key tuple the hash table holds */
@@ -25,8 +29,31 @@ typedef struct FlowGroup
 	int64		time_hi;
 	bool		changed;		/* not yet written to the sink */
 	bool		in_sink;		/* the sink may hold a row for it */
-	AggTrans	trans[FLEXIBLE_ARRAY_MEMBER];
+	Datum		values[FLEXIBLE_ARRAY_MEMBER];	/* then naggs flag bytes */
 } FlowGroup;
+
+#define GROUP_TRANS_NULL	0x01
+#define GROUP_TRANS_NOINIT	0x02
+
+static inline AggTrans
+group_get_trans(FlowGroup *group, int naggs, int i)
+{
+	uint8		flags = ((uint8 *) &group->values[naggs])[i];
+	AggTrans	trans;
+
+	trans.value = group->values[i];
+	trans.isnull = (flags & GROUP_TRANS_NULL) != 0;
+	trans.noinit = (flags & GROUP_TRANS_NOINIT) != 0;
+	return trans;
+}
+
+static inline void
+group_put_trans(FlowGroup *group, int naggs, int i, AggTrans *trans)
+{
+	group->values[i] = trans->value;
+	((uint8 *) &group->values[naggs])[i] =
+		(trans->isnull ? GROUP_TRANS_NULL : 0) | (trans->noinit ? GROUP_TRANS_NOINIT : 0);
+}
 
 /* A hash table of groups keyed by the GROUP BY columns, with their states. */
 typedef struct GroupTable
@@ -81,6 +108,7 @@ typedef struct StreamGraph
 	AggSupport *aggs;
 	ExprState ***agg_args;
 	ExprState **agg_filters;	/* FILTER (WHERE ...), NULL when none */
+	AggTrans   *init_trans;		/* scratch for a new group */
 	Datum	   *arg_values;		/* scratch for one call */
 	bool	   *arg_nulls;
 

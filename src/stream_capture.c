@@ -444,9 +444,14 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 		target->time_lo = Min(target->time_lo, group->time_lo);
 		target->time_hi = Max(target->time_hi, group->time_hi);
 		for (int i = 0; i < graph->naggs; i++)
-			agg_combine(into->groups->aggcxt, &graph->aggs[i], &target->trans[i],
-						group->trans[i].value, group->trans[i].isnull || group->trans[i].noinit,
-						false);
+		{
+			AggTrans	from = group_get_trans(group, graph->naggs, i);
+			AggTrans	to = group_get_trans(target, graph->naggs, i);
+
+			agg_combine(into->groups->aggcxt, &graph->aggs[i], &to,
+						from.value, from.isnull || from.noinit, false);
+			group_put_trans(target, graph->naggs, i, &to);
+		}
 		ResetExprContext(graph->econtext);
 	}
 }
@@ -528,7 +533,11 @@ serialize_partial(FlowPartial *partial, StringInfo buf, int32 *count)
 		appendBinaryStringInfo(buf, (char *) &group->time_lo, sizeof(int64));
 		appendBinaryStringInfo(buf, (char *) &group->time_hi, sizeof(int64));
 		for (int i = 0; i < graph->naggs; i++)
-			agg_serialize(partial->groups->aggcxt, &graph->aggs[i], &group->trans[i], buf);
+		{
+			AggTrans	trans = group_get_trans(group, graph->naggs, i);
+
+			agg_serialize(partial->groups->aggcxt, &graph->aggs[i], &trans, buf);
+		}
 		(*count)++;
 	}
 }

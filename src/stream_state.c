@@ -358,8 +358,13 @@ rebuild_state(StreamFlow *flow, GroupFilter keep, void *arg)
 		copy->in_sink = group->in_sink;
 		copy->changed = group->changed;
 		for (int i = 0; i < graph->naggs; i++)
-			agg_copy(old->aggcxt, table->aggcxt, &graph->aggs[i], &group->trans[i],
-					 &copy->trans[i]);
+		{
+			AggTrans	from = group_get_trans(group, graph->naggs, i);
+			AggTrans	to;
+
+			agg_copy(old->aggcxt, table->aggcxt, &graph->aggs[i], &from, &to);
+			group_put_trans(copy, graph->naggs, i, &to);
+		}
 		if (copy->changed)
 		{
 			MemoryContext mc = MemoryContextSwitchTo(flow->memory);
@@ -735,9 +740,10 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 			bool		isnull;
 			Datum		value = agg_deserialize(flow->state->aggcxt, &graph->aggs[i],
 												&cursor, &isnull);
+			AggTrans	trans = group_get_trans(group, graph->naggs, i);
 
-			agg_combine(flow->state->aggcxt, &graph->aggs[i], &group->trans[i],
-						value, isnull, true);
+			agg_combine(flow->state->aggcxt, &graph->aggs[i], &trans, value, isnull, true);
+			group_put_trans(group, graph->naggs, i, &trans);
 		}
 		mark_changed(flow, group);
 	}
