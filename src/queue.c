@@ -3,10 +3,12 @@
  * queue.c
  *	  Shared memory of streaming flows: the flow registry and input queues.
  *
- * The registry has flowpg.max_flows slots, one per streaming flow that has
- * been written to (or flushed), holding its queue, its flush handshake and
- * the counters the worker publishes for flow_stats.  A slot's spinlock
- * guards it; the registry LWLock guards taking and freeing slots.
+ * The registry has four times flowpg.max_flows slots (that setting counts
+ * per database), one per streaming flow that has been written to (or
+ * flushed), holding its queue, its flush handshake and the counters the
+ * worker publishes for flow_stats; when none is free, writers fall back to
+ * the dirty log.  A slot's spinlock guards it; the registry LWLock guards
+ * taking and freeing slots.
  *
  * Queued batches live in a DSA area created in place in the main shared
  * memory segment, flowpg.queue_memory large and limited to that size, so a
@@ -14,8 +16,8 @@
  * writer then waits a little for the worker to drain and finally records
  * its windows as dirty (capture falls back to recomputation).  Each batch
  * is one allocation linked into its flow's FIFO.  The worker moves batches
- * into its own memory as soon as it sees them, so a transaction that stays
- * prepared for hours holds no shared memory.
+ * into its own memory as soon as it sees them.  (Prepared transactions do
+ * not queue at all: see stream_capture.c.)
  *
  *-------------------------------------------------------------------------
  */
@@ -85,11 +87,14 @@ static QueueShared *queue_shared = NULL;
 static void *area_place = NULL;
 static dsa_area *area = NULL;
 
+/* flowpg.max_flows counts per database: room for several databases' flows */
+#define REGISTRY_SLOTS (flowpg_max_flows * 4)
+
 static Size
 registry_size(void)
 {
 	return add_size(offsetof(QueueShared, slots),
-					mul_size(sizeof(FlowSlot), flowpg_max_flows));
+					mul_size(sizeof(FlowSlot), REGISTRY_SLOTS));
 }
 
 static Size
@@ -121,7 +126,7 @@ queue_shmem_startup(void)
 		queue_shared->tranche = LWLockNewTrancheId();
 		LWLockInitialize(&queue_shared->lock, queue_shared->tranche);
 		ConditionVariableInit(&queue_shared->flushed);
-		queue_shared->nslots = flowpg_max_flows;
+		queue_shared->nslots = REGISTRY_SLOTS;
 		queue_shared->area_size = area_size();
 		for (int i = 0; i < queue_shared->nslots; i++)
 			SpinLockInit(&queue_shared->slots[i].mutex);
