@@ -211,5 +211,19 @@ SELECT flowpg.create_flow('st_deferred', 'st.deferred', $$
 	SELECT date_trunc('hour', ts) AS hour, count(*) AS n FROM st.readings GROUP BY 1$$);
 SELECT count(*) AS flows_left FROM flowpg.flows WHERE flow_name = 'st_deferred';
 
+-- An error in the flow's own expressions does not fail the writer: the
+-- flow is recomputed instead, and the recompute reports the error.
+CREATE TABLE st.ratios (k int, d int);
+SELECT flowpg.create_flow('st_ratio', 'st.ratio_sink', $$
+	SELECT k, sum(100 / d) AS s FROM st.ratios GROUP BY k$$) > 0 AS created;
+INSERT INTO st.ratios VALUES (1, 5), (1, 0);
+SELECT count(*) AS rows_kept FROM st.ratios;
+SELECT flowpg.flush_flow('st_ratio');
+SELECT message FROM flowpg.flow_errors WHERE flow_name = 'st_ratio' LIMIT 1;
+DELETE FROM st.ratios WHERE d = 0;
+INSERT INTO st.ratios VALUES (2, 10);
+SELECT flowpg.flush_flow('st_ratio') >= 0 AS flushed, flow_mismatches('st_ratio') AS mismatches;
+SELECT k, s FROM st.ratio_sink ORDER BY k;
+
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'st\_%';
 DROP SCHEMA st CASCADE;

@@ -324,19 +324,30 @@ graph_build(FlowEntry *entry, MemoryContext parent)
 	graph->version = graph_version(entry);
 	cxt.query = stringToNode(entry->query_tree);
 	cxt.graph = graph;
-	graph->plan = flow_plan_query_tree(cxt.query);
-	if (graph->plan->streaming_refusal)
-		elog(ERROR, "flowpg: flow \"%s\" cannot stream: %s", entry->flow_name,
-			 graph->plan->streaming_refusal);
+	PG_TRY();
+	{
+		graph->plan = flow_plan_query_tree(cxt.query);
+		if (graph->plan->streaming_refusal)
+			elog(ERROR, "flowpg: flow \"%s\" cannot stream: %s", entry->flow_name,
+				 graph->plan->streaming_refusal);
 
-	collect_columns(&cxt);
-	graph->econtext = CreateStandaloneExprContext();
-	graph->row_slot = MakeSingleTupleTableSlot(graph->row_desc, &TTSOpsVirtual);
-	graph->econtext->ecxt_scantuple = graph->row_slot;
-	graph->filter = compile_qual(&cxt, cxt.query->jointree->quals);
-	build_keys(&cxt);
-	build_aggregates(&cxt);
-	build_outputs(&cxt);
+		collect_columns(&cxt);
+		graph->econtext = CreateStandaloneExprContext();
+		graph->row_slot = MakeSingleTupleTableSlot(graph->row_desc, &TTSOpsVirtual);
+		graph->econtext->ecxt_scantuple = graph->row_slot;
+		graph->filter = compile_qual(&cxt, cxt.query->jointree->quals);
+		build_keys(&cxt);
+		build_aggregates(&cxt);
+		build_outputs(&cxt);
+	}
+	PG_CATCH();
+	{
+		/* a half-built graph (say, a privilege missing) is not kept */
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(memory);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	return graph;
 }

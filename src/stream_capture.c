@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/tuplestore.h"
 
 #include "capture.h"
@@ -318,8 +319,10 @@ start_overflow(FlowPartial *partial)
 	partial->groups = NULL;
 }
 
-void
-stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows)
+/* Runs the inserted rows through the flow's graph into the level's partial. */
+static void
+accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows,
+				PartialLevel *level)
 {
 	GraphCacheEntry *entry;
 	StreamGraph *graph;
@@ -333,13 +336,10 @@ stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate
 	Datum	   *values = NULL;
 	bool	   *nulls = NULL;
 
-	if (rows == NULL)
-		return;
-	register_callbacks();
 	entry = cached_graph(flow_id, version);
 	graph = entry->graph;
 	map = relation_map(entry, rel);
-	partial = level_partial(current_level(), flow_id, entry);
+	partial = level_partial(level, flow_id, entry);
 	if (!graph->plan->is_aggregate)
 	{
 		values = palloc(sizeof(Datum) * graph->noutputs);
@@ -382,6 +382,69 @@ stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate
 
 	flow_settings_pop(nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+}
+
+/*
+ * Streaming must not fail the writer's statement for an error of the
+ * flow's own making (its owner lost a privilege, an aggregate argument
+ * divides by zero): the rows are evaluated in a subtransaction, and on an
+ * error the flow's windows go to the dirty log instead -- the worker's
+ * recompute then meets the same error and records it, as for a batching
+ * flow.  What was gathered into the partial is recomputed too.
+ */
+void
+stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows)
+{
+	PartialLevel *level;
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+
+	if (rows == NULL)
+		return;
+	register_callbacks();
+	/* the writer's own level: the subtransaction below is ours only */
+	level = current_level();
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		accumulate_rows(flow_id, version, rel, rows, level);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		ListCell   *lc;
+		FlowEntry  *flow;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+
+		foreach(lc, level->flows)
+		{
+			FlowPartial *partial = lfirst(lc);
+
+			if (partial->flow_id == flow_id && !partial->overflow)
+				start_overflow(partial);
+			if (partial->flow_id == flow_id)
+				partial->overflow_whole = true;
+		}
+		capture_log_whole_flow(flow_id);
+		flow = catalog_get_by_id(flow_id);
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("streaming flow \"%s\" could not take the new rows: %s",
+						flow ? flow->flow_name : "?", edata->message),
+				 errdetail("The flow is recomputed from its source instead.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
 }
 
 /* Merges a committed subtransaction's partial into its parent's. */
