@@ -44,9 +44,18 @@ flow_settings_capture(void)
 						   TYPALIGN_INT);
 }
 
+/*
+ * Sets a setting for the current nest level -- unless it already has that
+ * value: writers apply a flow's settings for every statement, and most of
+ * them run with the creator's TimeZone, DateStyle and so on already.
+ */
 static void
 apply_setting(const char *name, const char *value)
 {
+	const char *current = GetConfigOption(name, true, false);
+
+	if (current != NULL && strcmp(current, value) == 0)
+		return;
 	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 }
