@@ -181,6 +181,12 @@ SELECT st.load(7101, 7200);
 SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS flushed, flow_mismatches(flow_name) AS mismatches
   FROM flowpg.flows WHERE flow_name LIKE 'st\_%' ORDER BY flow_name;
 
+-- refresh_flow rewrites the sink in the caller's session; the worker then
+-- reloads its state, and later rows still add up.
+SELECT flowpg.refresh_flow('st_all') > 0 AS refreshed, flow_mismatches('st_all') AS mismatches;
+SELECT st.load(7201, 7300);
+SELECT flowpg.flush_flow('st_all') >= 0 AS flushed, flow_mismatches('st_all') AS mismatches;
+
 -- The sink is fresh without flush_flow within a fraction of a second.
 SELECT st.load(8001, 8001);
 DO $$
