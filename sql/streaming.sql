@@ -162,6 +162,14 @@ INSERT INTO st.small VALUES (1, 3), (2, 4);
 SELECT flowpg.flush_flow('st_having') >= 0 AS flushed, flow_mismatches('st_having') AS mismatches;
 SELECT k, n, total FROM st.having ORDER BY k NULLS FIRST;
 
+-- Replacing the flow: the worker starts the new definition over.
+SELECT flowpg.create_flow('st_having', 'st.having', $$
+	SELECT k, count(*) AS n, sum(v) AS total FROM st.small GROUP BY k
+	HAVING count(*) < 4$$, or_replace => true) > 0 AS replaced;
+INSERT INTO st.small VALUES (1, 7), (3, 1);
+SELECT flowpg.flush_flow('st_having') >= 0 AS flushed, flow_mismatches('st_having') AS mismatches;
+SELECT k, n, total FROM st.having ORDER BY k NULLS FIRST;
+
 -- The stats show the engine's work.
 SELECT flow_name, state, state_groups > 0 AS has_state, state_bytes > 0 AS has_bytes,
 	   batches_applied > 0 AS applied, batches_dropped > 0 AS dropped, queue_depth,

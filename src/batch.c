@@ -442,6 +442,17 @@ current_window_usecs(RunContext *run)
 	}
 }
 
+/*
+ * Takes the flow's refresh lock and reads the flow again: it may have been
+ * replaced or dropped while we waited (NULL then).
+ */
+static FlowEntry *
+lock_current_entry(int64 flow_id)
+{
+	batch_lock_flow(flow_id);
+	return catalog_get_by_id(flow_id);
+}
+
 BatchResult
 batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 {
@@ -452,9 +463,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 	RunContext	run;
 	ListCell   *lc;
 
-	batch_lock_flow(entry->flow_id);
-	/* the flow may have been replaced or dropped while we waited */
-	entry = catalog_get_by_id(entry->flow_id);
+	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return result;
 	entries = read_dirty_log(entry->flow_id);
@@ -525,8 +534,7 @@ batch_recompute_all(FlowEntry *entry)
 	RunContext	run;
 	List	   *ranges;
 
-	batch_lock_flow(entry->flow_id);
-	entry = catalog_get_by_id(entry->flow_id);
+	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return result;
 
@@ -559,8 +567,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 	RunContext	run;
 	uint64		rows;
 
-	batch_lock_flow(entry->flow_id);
-	entry = catalog_get_by_id(entry->flow_id);
+	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return 0;
 	run_begin(&run, entry);

@@ -137,16 +137,15 @@ find_flow(int64 flow_id)
 }
 
 static void
-forget_flow(StreamFlow *flow, bool keep_queue)
+forget_flow(StreamFlow *flow)
 {
-	if (!keep_queue)
-		queue_forget(flow->flow_id);
+	queue_forget(flow->flow_id);
 	stream_flows = list_delete_ptr(stream_flows, flow);
 	MemoryContextDelete(flow->memory);
 }
 
 static StreamFlow *
-new_flow(FlowEntry *entry, List *pending)
+new_flow(FlowEntry *entry)
 {
 	MemoryContext memory = AllocSetContextCreate(stream_memory, "flowpg streaming flow",
 												 ALLOCSET_DEFAULT_SIZES);
@@ -158,13 +157,34 @@ new_flow(FlowEntry *entry, List *pending)
 	flow->memory = memory;
 	flow->batch_memory = AllocSetContextCreate(memory, "flowpg batch", ALLOCSET_DEFAULT_SIZES);
 	flow->flush_memory = AllocSetContextCreate(memory, "flowpg flush", ALLOCSET_DEFAULT_SIZES);
-	flow->pending = pending;
 	flow->stats.freshness_us = -1;
 	flow->stats.status = STREAM_STATUS_RECOVERING;
 	MemoryContextSwitchTo(stream_memory);
 	stream_flows = lappend(stream_flows, flow);
 	MemoryContextSwitchTo(old);
 	return flow;
+}
+
+/* Forgets the flow's state: the next round reloads it from the source. */
+static void
+reset_flow(StreamFlow *flow)
+{
+	if (flow->state)
+		group_table_free(flow->state);
+	flow->state = NULL;
+	list_free(flow->changed);
+	flow->changed = NIL;
+	flow->append_rows = NULL;
+	MemoryContextReset(flow->flush_memory);
+	flow->loaded = false;
+	flow->degraded = false;
+	flow->has_watermark = false;
+	flow->has_expiry = false;	/* expire_after may have changed */
+	flow->stats.status = STREAM_STATUS_RECOVERING;
+	if (flow->graph)
+		graph_free(flow->graph);
+	flow->graph = NULL;
+	flow->probe = NULL;
 }
 
 /*
@@ -193,28 +213,12 @@ sync_flows(void)
 		flow = find_flow(entry->flow_id);
 		if (flow && flow->version != graph_version(entry))
 		{
-			/* start over, keeping the batches: a refill sorts them out */
-			StreamFlow *fresh = new_flow(entry, NIL);
-			MemoryContext old = MemoryContextSwitchTo(fresh->memory);
-			ListCell   *lc2;
-
-			foreach(lc2, flow->pending)
-			{
-				PendingBatch *pb = palloc0(sizeof(PendingBatch));
-				QueuedBatch *b = ((PendingBatch *) lfirst(lc2))->batch;
-
-				pb->batch = palloc(sizeof(QueuedBatch));
-				*pb->batch = *b;
-				pb->batch->data = palloc(b->len);
-				memcpy(pb->batch->data, b->data, b->len);
-				fresh->pending = lappend(fresh->pending, pb);
-			}
-			MemoryContextSwitchTo(old);
-			forget_flow(flow, true);
-			flow = fresh;
+			/* start over; its batches stay: a refill sorts them out */
+			reset_flow(flow);
+			flow->version = graph_version(entry);
 		}
 		if (flow == NULL)
-			flow = new_flow(entry, NIL);
+			flow = new_flow(entry);
 		seen = lappend(seen, flow);
 	}
 	foreach(lc, list_copy(stream_flows))
@@ -222,7 +226,7 @@ sync_flows(void)
 		StreamFlow *flow = lfirst(lc);
 
 		if (!list_member_ptr(seen, flow))
-			forget_flow(flow, false);
+			forget_flow(flow);
 	}
 
 	/*
@@ -1192,27 +1196,6 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
 	CommitTransactionCommand();
 	memset(&flow->unrecorded, 0, sizeof(BatchResult));
 	flow->unrecorded_since = now;
-}
-
-/* Forgets the flow's state: the next round reloads it from the source. */
-static void
-reset_flow(StreamFlow *flow)
-{
-	if (flow->state)
-		group_table_free(flow->state);
-	flow->state = NULL;
-	list_free(flow->changed);
-	flow->changed = NIL;
-	flow->append_rows = NULL;
-	MemoryContextReset(flow->flush_memory);
-	flow->loaded = false;
-	flow->degraded = false;
-	flow->has_watermark = false;
-	flow->stats.status = STREAM_STATUS_RECOVERING;
-	if (flow->graph)
-		graph_free(flow->graph);
-	flow->graph = NULL;
-	flow->probe = NULL;
 }
 
 /* A round that failed: the error is recorded, the state rebuilt later. */
