@@ -23,6 +23,8 @@ PG_MAJOR=15
 #   diffutils                  diff, used by pg_regress
 #   util-linux                 runuser, used when the scripts run as root
 #   bc                         arithmetic in the benchmark
+#   postgresql-15-hll, -unit   extension aggregates the regression suites run
+#                              in streaming flows (hll_union_agg, avg(unit))
 REQUIRED=(
     "postgresql-${PG_MAJOR}"
     "postgresql-server-dev-${PG_MAJOR}"
@@ -34,6 +36,8 @@ REQUIRED=(
     diffutils
     util-linux
     bc
+    "postgresql-${PG_MAJOR}-hll"
+    "postgresql-${PG_MAJOR}-unit"
 )
 
 is_installed() {
@@ -111,8 +115,53 @@ elif ! is_installed postgresql-contrib && has_candidate postgresql-contrib; then
     esac
 fi
 
-echo "install-deps: installing: ${missing[*]}"
-apt_get install -y -q --no-install-recommends "${missing[@]}"
+# Never change what the machine already runs: packages built from the
+# server's source (headers, client, libpq) are installed at the version of
+# the installed server, and a plan that would upgrade any installed package
+# stops here instead.
+installed_version() {
+    dpkg-query -W -f='${Version}' "$1" 2>/dev/null
+}
+server_version=""
+is_installed "postgresql-${PG_MAJOR}" && server_version=$(installed_version "postgresql-${PG_MAJOR}")
+request=()
+for pkg in "${missing[@]}"; do
+    case "$pkg" in
+        "postgresql-server-dev-${PG_MAJOR}"|"postgresql-client-${PG_MAJOR}"|libpq-dev|libpq5)
+            if [ -n "$server_version" ]; then
+                if ! apt-cache madison "$pkg" | awk -F'|' '{gsub(/ /, "", $2); print $2}' |
+                        grep -qxF "$server_version"; then
+                    echo "install-deps: the installed server is postgresql-${PG_MAJOR} $server_version," \
+                         "but $pkg $server_version is not available from the apt sources." >&2
+                    echo "install-deps: installing another version of $pkg would need the server" \
+                         "upgraded, which this script never does on its own." >&2
+                    echo "install-deps: upgrade the server yourself (apt-get install postgresql-${PG_MAJOR})," \
+                         "or make $pkg $server_version available, then run this again." >&2
+                    exit 1
+                fi
+                request+=("$pkg=$server_version")
+                continue
+            fi
+            ;;
+    esac
+    request+=("$pkg")
+done
+
+plan=$(apt_get install -s -q --no-install-recommends --no-upgrade "${request[@]}" 2>&1) || {
+    echo "$plan" >&2
+    echo "install-deps: apt-get cannot install ${request[*]}" >&2
+    exit 1
+}
+upgrades=$(printf '%s\n' "$plan" | sed -n 's/^Inst \([^ ]*\) \[\([^]]*\)\].*/\1 \2/p')
+if [ -n "$upgrades" ]; then
+    echo "install-deps: installing ${request[*]} would upgrade packages this machine already has:" >&2
+    printf '    %s\n' "$upgrades" >&2
+    echo "install-deps: nothing was changed; install or upgrade them yourself if that is what you want." >&2
+    exit 1
+fi
+
+echo "install-deps: installing: ${request[*]}"
+apt_get install -y -q --no-install-recommends --no-upgrade "${request[@]}"
 
 still=()
 for pkg in "${REQUIRED[@]}"; do
