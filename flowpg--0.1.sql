@@ -41,7 +41,8 @@ CREATE TABLE flowpg.flow (
 	created_at		timestamptz NOT NULL DEFAULT now(),
 	updated_at		timestamptz NOT NULL DEFAULT now(),
 	planned_in		text NOT NULL,		/* system id:database oid of query_tree */
-	deps_view		regclass			/* flowpg_flows.<name>, see below */
+	deps_view		regclass,			/* flowpg_flows.<name>, see below */
+	window_output	smallint			/* which output is the time window */
 );
 /* (src/catalog.c reads rows by column position: keep the order.) */
 ALTER SEQUENCE flowpg.flow_id_seq OWNED BY flowpg.flow.flow_id;

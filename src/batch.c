@@ -253,7 +253,7 @@ static void
 run_begin(RunContext *run, FlowEntry *entry)
 {
 	run->entry = entry;
-	run->plan = flow_plan_query_tree(stringToNode(entry->query_tree));
+	run->plan = flow_plan_for_entry(entry);
 	GetUserIdAndSecContext(&run->save_userid, &run->save_sec_context);
 	/* the owner's code runs here: it may not change the caller's session */
 	SetUserIdAndSecContext(entry->owner,

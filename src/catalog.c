@@ -195,7 +195,7 @@ enum
 	Col_time_table, Col_time_column, Col_window_expr, Col_expire_after,
 	Col_eval_interval, Col_comment, Col_settings, Col_options, Col_state,
 	Col_state_reason, Col_created_at, Col_updated_at, Col_planned_in,
-	Col_deps_view, Natts_flow
+	Col_deps_view, Col_window_output, Natts_flow
 };
 
 static char *
@@ -243,6 +243,8 @@ entry_from_heap(HeapTuple tuple, TupleDesc desc)
 	entry->state = text_value(values, nulls, Col_state);
 	entry->deps_view = nulls[Col_deps_view - 1] ? InvalidOid :
 		DatumGetObjectId(values[Col_deps_view - 1]);
+	entry->window_output = nulls[Col_window_output - 1] ? -1 :
+		DatumGetInt16(values[Col_window_output - 1]);
 	return entry;
 }
 
@@ -378,8 +380,9 @@ oid_list_to_array(List *oids)
 #define WRITE_COLUMNS \
 	"flow_name, owner, mode, kind, source_tables, sink_table, query, " \
 	"query_tree, time_table, time_column, window_expr, expire_after, " \
-	"eval_interval, comment, settings, options, planned_in, deps_view"
-#define WRITE_NARGS 18
+	"eval_interval, comment, settings, options, planned_in, deps_view, " \
+	"window_output"
+#define WRITE_NARGS 19
 
 static void
 entry_to_args(FlowEntry *entry, Oid *types, Datum *values, char *nulls)
@@ -410,6 +413,7 @@ entry_to_args(FlowEntry *entry, Oid *types, Datum *values, char *nulls)
 	ARG(TEXTOID, CStringGetTextDatum(entry->options ? entry->options : "{}"), false);
 	ARG(TEXTOID, CStringGetTextDatum(catalog_planned_in()), false);
 	ARG(OIDOID, ObjectIdGetDatum(entry->deps_view), !OidIsValid(entry->deps_view));
+	ARG(INT2OID, Int16GetDatum((int16) entry->window_output), entry->window_output < 0);
 #undef ARG
 	Assert(i == WRITE_NARGS);
 }
@@ -417,7 +421,7 @@ entry_to_args(FlowEntry *entry, Oid *types, Datum *values, char *nulls)
 /* The placeholders of WRITE_COLUMNS, casting to the catalog's types. */
 #define WRITE_PLACEHOLDERS \
 	"$1, $2::regrole, $3, $4, $5::regclass[], $6::regclass, $7, $8, " \
-	"$9::regclass, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::regclass"
+	"$9::regclass, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::regclass, $19"
 
 int64
 catalog_insert(FlowEntry *entry)
@@ -456,7 +460,7 @@ catalog_update(FlowEntry *entry)
 	nulls[WRITE_NARGS] = ' ';
 	catalog_begin(&access);
 	if (SPI_execute_with_args("UPDATE flowpg.flow SET (" WRITE_COLUMNS ", state, state_reason, updated_at) = "
-							  "(" WRITE_PLACEHOLDERS ", 'active', NULL, now()) WHERE flow_id = $19",
+							  "(" WRITE_PLACEHOLDERS ", 'active', NULL, now()) WHERE flow_id = $20",
 							  WRITE_NARGS + 1, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
 	catalog_end(&access);

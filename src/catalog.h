@@ -33,6 +33,7 @@ typedef struct FlowEntry
 	char	   *options;		/* jsonb, as text */
 	char	   *state;
 	Oid			deps_view;		/* flowpg_flows.<name>: records dependencies */
+	int			window_output;	/* output index of the time window, -1 none */
 	bool		written_here;	/* created or changed by this transaction */
 } FlowEntry;
 

@@ -290,7 +290,8 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				callback.arg = entry;
 				callback.previous = error_context_stack;
 				error_context_stack = &callback;
-				sink_check_columns(entry->sink_relid, flow_plan_query_tree(query));
+				sink_check_columns(entry->sink_relid,
+								   flow_plan_query_tree(query, entry->window_output));
 				error_context_stack = callback.previous;
 			}
 			if (list_member_oid(entry->source_relids, obj->objid))
@@ -344,6 +345,8 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 	int			save_sec_context;
 	int			nestlevel;
 	FlowPlan   *plan;
+	Datum		window_output;
+	bool		isnull2;
 	int			columns[5];
 	Datum		values[5];
 	bool		nulls[5];
@@ -367,9 +370,10 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 						   SECURITY_RESTRICTED_OPERATION);
 	nestlevel = flow_settings_push(DatumGetArrayTypeP(heap_getattr(tuple, SPI_fnumber(desc, "settings"),
 																   desc, &isnull)));
+	window_output = heap_getattr(tuple, SPI_fnumber(desc, "window_output"), desc, &isnull);
 	plan = flow_plan_query_text(TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query"),
-																 desc, &isnull)),
-								false);
+																 desc, &isnull2)),
+								isnull ? -1 : DatumGetInt16(window_output));
 	flow_settings_pop(nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 

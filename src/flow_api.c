@@ -177,7 +177,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	entry->owner = GetUserId();
 	entry->settings = flow_settings_capture();
 
-	plan = flow_plan_query_text(query_text, true);
+	plan = flow_plan_query_text(query_text, FLOW_WINDOW_FIND);
 	check_capture_privilege(plan->source_relids);
 	entry->mode = (char *) flow_mode_name(flow_plan_choose_mode(plan, requested,
 																expire_after,
@@ -193,6 +193,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	entry->time_relid = plan->window_expr ? plan->time_relid : InvalidOid;
 	entry->time_attno = plan->window_expr ? plan->time_attno : InvalidAttrNumber;
 	entry->window_expr = plan->window_text;
+	entry->window_output = plan->window_output;
 	entry->expire_after = expire_after;
 	entry->eval_interval = eval_interval;
 	entry->comment = comment;
@@ -366,7 +367,7 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("flow \"%s\" does not exist", flow_name)));
-	plan = flow_plan_query_tree(stringToNode(entry->query_tree));
+	plan = flow_plan_for_entry(entry);
 	if (plan->window_expr == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

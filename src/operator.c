@@ -61,6 +61,7 @@ graph_version(FlowEntry *entry)
 	if (entry->expire_after)
 		h = hash_combine(h, hash_bytes((const unsigned char *) entry->expire_after,
 									   sizeof(Interval)));
+	h = hash_combine(h, (uint32) entry->window_output);
 	return hash_combine(h, (uint32) entry->sink_relid);
 }
 
@@ -326,7 +327,7 @@ graph_build(FlowEntry *entry, MemoryContext parent)
 	cxt.graph = graph;
 	PG_TRY();
 	{
-		graph->plan = flow_plan_query_tree(cxt.query);
+		graph->plan = flow_plan_query_tree(cxt.query, entry->window_output);
 		if (graph->plan->streaming_refusal)
 			elog(ERROR, "flowpg: flow \"%s\" cannot stream: %s", entry->flow_name,
 				 graph->plan->streaming_refusal);

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
@@ -33,6 +34,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #include "planner.h"
@@ -283,30 +285,113 @@ plan_outputs(FlowPlan *plan)
 	}
 }
 
+/* A GROUP BY expression that might be the time window. */
+typedef struct WindowCandidate
+{
+	Expr	   *expr;			/* join aliases flattened */
+	Var		   *var;			/* the one column it reads */
+	int			output;			/* its index in outputs */
+} WindowCandidate;
+
+static void
+set_window(FlowPlan *plan, WindowCandidate *cand)
+{
+	RangeTblEntry *rte = rt_fetch(cand->var->varno, plan->query->rtable);
+
+	plan->window_expr = cand->expr;
+	plan->window_output = cand->output;
+	plan->time_varno = cand->var->varno;
+	plan->time_relid = rte->relid;
+	plan->time_attno = cand->var->varattno;
+	plan->time_type = cand->var->vartype;
+	plan->window_text = expr_text(plan->query, cand->expr, 0);
+}
+
+static void
+clear_window(FlowPlan *plan)
+{
+	plan->window_expr = NULL;
+	plan->window_output = -1;
+	plan->time_varno = 0;
+	plan->time_relid = InvalidOid;
+	plan->time_attno = InvalidAttrNumber;
+	plan->time_type = InvalidOid;
+	plan->window_text = NULL;
+}
+
+/*
+ * Is the window set in plan non-decreasing in its column?  Probing runs the
+ * expression, which may fail on values it never meets in practice (a key
+ * such as 100 / (shop_id - 5)): an error makes it an ordinary key, in a
+ * subtransaction of its own so that nothing of it stays.
+ */
+static bool
+window_is_monotonic(FlowPlan *plan)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	volatile bool monotonic = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		int64		x1;
+		int64		x2;
+
+		monotonic = !window_find_decrease(flow_plan_window_probe(plan),
+										  plan->window_text, 1, 0, &x1, &x2);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY)
+			ReThrowError(edata);
+		ereport(DEBUG1,
+				(errmsg("GROUP BY expression %s is not a time window: %s",
+						plan->window_text, edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	return monotonic;
+}
+
 /*
  * The time window: the first GROUP BY expression over exactly one column of
- * a time type, else the first computed one over one integer column (an
- * epoch).  A bare integer column is an ordinary group key.
+ * a time type that is non-decreasing in it, else the first such computed
+ * expression over one integer column (an epoch).  Any other GROUP BY
+ * expression -- a bare integer column, shop_id % 4, extract(dow FROM ts) --
+ * is an ordinary key.  window_output FLOW_WINDOW_FIND probes the candidates
+ * (which runs their functions); otherwise it is the choice made then (-1:
+ * none), as stored in the catalog.
  */
 static void
-plan_window(FlowPlan *plan, bool verify)
+plan_window(FlowPlan *plan, int window_output)
 {
 	Query	   *query = plan->query;
 	ListCell   *lc;
-	Expr	   *int_candidate = NULL;
-	Var		   *int_var = NULL;
-	int			int_output = -1;
+	List	   *time_candidates = NIL;
+	List	   *int_candidates = NIL;
 	Expr	   *bad_candidate = NULL;
 	Var		   *bad_var = NULL;
-	Expr	   *chosen = NULL;
-	Var		   *chosen_var = NULL;
 	int			output = 0;
-	RangeTblEntry *rte;
-	WindowProbe *probe;
 
+	clear_window(plan);
 	foreach(lc, query->targetList)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		WindowCandidate *cand;
 		Node	   *expr;
 		List	   *vars;
 		Var		   *var;
@@ -336,65 +421,55 @@ plan_window(FlowPlan *plan, bool verify)
 		if (var == NULL || var->varlevelsup != 0 ||
 			rt_fetch(var->varno, query->rtable)->rtekind != RTE_RELATION)
 			continue;
+		cand = palloc(sizeof(WindowCandidate));
+		cand->expr = (Expr *) expr;
+		cand->var = var;
+		cand->output = output - 1;
 		if (window_is_time_type(var->vartype))
-		{
-			chosen = (Expr *) expr;
-			chosen_var = var;
-			plan->window_output = output - 1;
-			break;
-		}
-		if (window_is_integer_type(var->vartype) && !IsA(expr, Var))
-		{
-			if (int_candidate == NULL)
-			{
-				int_candidate = (Expr *) expr;
-				int_var = var;
-				int_output = output - 1;
-			}
-		}
+			time_candidates = lappend(time_candidates, cand);
+		else if (window_is_integer_type(var->vartype) && !IsA(expr, Var))
+			int_candidates = lappend(int_candidates, cand);
 		else if (window_is_time_type(exprType(expr)) && bad_candidate == NULL)
 		{
 			bad_candidate = (Expr *) expr;
 			bad_var = var;
 		}
 	}
-	if (chosen == NULL && int_candidate != NULL)
+
+	foreach(lc, list_concat(time_candidates, int_candidates))
 	{
-		chosen = int_candidate;
-		chosen_var = int_var;
-		plan->window_output = int_output;
-	}
-	if (chosen == NULL)
-	{
-		if (bad_candidate != NULL)
+		WindowCandidate *cand = lfirst(lc);
+
+		if (window_output != FLOW_WINDOW_FIND)
 		{
-			Oid			relid = rt_fetch(bad_var->varno, query->rtable)->relid;
-
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("time window expression %s is over column \"%s\" of type %s",
-							expr_text(query, bad_candidate, 0),
-							get_attname(relid, bad_var->varattno, false),
-							format_type_be(bad_var->vartype)),
-					 errdetail("A time window must be over a column of type timestamptz, timestamp, date or an integer epoch."),
-					 errhint("Change the column's type, or group by a time column of the source.")));
+			if (cand->output == window_output)
+			{
+				set_window(plan, cand);
+				return;
+			}
+			continue;
 		}
-		plan->window_output = -1;
-		return;
+		set_window(plan, cand);
+		if (window_is_monotonic(plan))
+			return;
+		clear_window(plan);
 	}
+	if (window_output >= 0)
+		elog(ERROR, "flowpg: output %d of the flow's query is no time window", window_output + 1);
 
-	rte = rt_fetch(chosen_var->varno, query->rtable);
-	plan->window_expr = chosen;
-	plan->time_varno = chosen_var->varno;
-	plan->time_relid = rte->relid;
-	plan->time_attno = chosen_var->varattno;
-	plan->time_type = chosen_var->vartype;
-	plan->window_text = expr_text(query, chosen, 0);
-	if (!verify)
-		return;
+	if (window_output == FLOW_WINDOW_FIND && bad_candidate != NULL)
+	{
+		Oid			relid = rt_fetch(bad_var->varno, query->rtable)->relid;
 
-	probe = flow_plan_window_probe(plan);
-	window_check_monotonic(probe, plan->window_text, 1, 0);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("time window expression %s is over column \"%s\" of type %s",
+						expr_text(query, bad_candidate, 0),
+						get_attname(relid, bad_var->varattno, false),
+						format_type_be(bad_var->vartype)),
+				 errdetail("A time window must be over a column of type timestamptz, timestamp, date or an integer epoch."),
+				 errhint("Change the column's type, or group by a time column of the source.")));
+	}
 }
 
 WindowProbe *
@@ -523,7 +598,7 @@ plan_streaming(FlowPlan *plan)
 }
 
 static FlowPlan *
-plan_from_query(Query *query, bool verify_window)
+plan_from_query(Query *query, int window_output)
 {
 	FlowPlan   *plan = palloc0(sizeof(FlowPlan));
 	RelationWalkContext walk = {NIL};
@@ -565,13 +640,13 @@ plan_from_query(Query *query, bool verify_window)
 	plan->is_aggregate = query->hasAggs || query->groupClause != NIL;
 
 	plan_outputs(plan);
-	plan_window(plan, verify_window);
+	plan_window(plan, window_output);
 	plan_streaming(plan);
 	return plan;
 }
 
 FlowPlan *
-flow_plan_query_text(const char *query_text, bool verify_window)
+flow_plan_query_text(const char *query_text, int window_output)
 {
 	List	   *raw;
 	RawStmt    *stmt;
@@ -596,14 +671,21 @@ flow_plan_query_text(const char *query_text, bool verify_window)
 	(void) relation_walker((Node *) query, &walk);
 	(void) ExecCheckRTPerms(walk.rtes, true);
 
-	return plan_from_query(query, verify_window);
+	return plan_from_query(query, window_output);
 }
 
 FlowPlan *
-flow_plan_query_tree(Query *query)
+flow_plan_query_tree(Query *query, int window_output)
 {
 	/* the stored tree was validated when the flow was created */
-	return plan_from_query(query, false);
+	Assert(window_output != FLOW_WINDOW_FIND);
+	return plan_from_query(query, window_output);
+}
+
+FlowPlan *
+flow_plan_for_entry(FlowEntry *entry)
+{
+	return flow_plan_query_tree(stringToNode(entry->query_tree), entry->window_output);
 }
 
 char *

@@ -9,6 +9,8 @@
 #define FLOWPG_PLANNER_H
 
 #include "nodes/parsenodes.h"
+
+#include "catalog.h"
 #include "utils/array.h"
 #include "utils/timestamp.h"
 
@@ -75,14 +77,20 @@ typedef struct FlowPlan
 } FlowPlan;
 
 /*
- * Parses, analyses and validates a flow's query as the current user;
- * verify_window probes the window expression for monotonicity (which runs
- * its functions).
+ * window_output: which output is the time window -- -1 none, an index into
+ * outputs, or FLOW_WINDOW_FIND to find it by probing the GROUP BY
+ * expressions for monotonicity (which runs their functions).
  */
-extern FlowPlan *flow_plan_query_text(const char *query_text, bool verify_window);
+#define FLOW_WINDOW_FIND (-2)
+
+/* Parses, analyses and validates a flow's query as the current user. */
+extern FlowPlan *flow_plan_query_text(const char *query_text, int window_output);
 
 /* Rebuilds the graph from a stored (already validated) query tree. */
-extern FlowPlan *flow_plan_query_tree(Query *query);
+extern FlowPlan *flow_plan_query_tree(Query *query, int window_output);
+
+/* The same for a flow of the catalog, with its stored window. */
+extern FlowPlan *flow_plan_for_entry(FlowEntry *entry);
 
 /* The canonical text of the query: deparsed, every name qualified. */
 extern char *flow_plan_deparse(Query *query, ArrayType *settings);

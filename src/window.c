@@ -395,9 +395,9 @@ compare_int64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void
-window_check_monotonic(WindowProbe *probe, const char *exprtext,
-					   int64 lo, int64 hi)
+bool
+window_find_decrease(WindowProbe *probe, const char *exprtext, int64 lo, int64 hi,
+					 int64 *x1, int64 *x2)
 {
 	/* Offsets near each base point, catching periodic expressions. */
 	static const int64 usec_offsets[] = {
@@ -417,6 +417,7 @@ window_check_monotonic(WindowProbe *probe, const char *exprtext,
 	ErrorContextCallback callback;
 	Datum		prev = (Datum) 0;
 	int64		prevx = 0;
+	bool		found = false;
 
 	if (probe->argtype == TIMESTAMPTZOID || probe->argtype == TIMESTAMPOID)
 	{
@@ -467,7 +468,7 @@ window_check_monotonic(WindowProbe *probe, const char *exprtext,
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 
-	for (int i = 0; i < npoints; i++)
+	for (int i = 0; i < npoints && !found; i++)
 	{
 		Datum		cur;
 
@@ -477,8 +478,10 @@ window_check_monotonic(WindowProbe *probe, const char *exprtext,
 		cur = window_probe_eval(probe, points[i]);
 		if (i > 0 && probe_compare(probe, prev, cur) > 0)
 		{
-			error_context_stack = callback.previous;
-			report_not_monotonic(probe, exprtext, prevx, points[i]);
+			*x1 = prevx;
+			*x2 = points[i];
+			found = true;
+			break;
 		}
 		/* keep the previous result alive across the context reset */
 		if ((i & 63) == 0)
@@ -495,6 +498,18 @@ window_check_monotonic(WindowProbe *probe, const char *exprtext,
 	}
 	error_context_stack = callback.previous;
 	pfree(points);
+	return found;
+}
+
+void
+window_check_monotonic(WindowProbe *probe, const char *exprtext,
+					   int64 lo, int64 hi)
+{
+	int64		x1;
+	int64		x2;
+
+	if (window_find_decrease(probe, exprtext, lo, hi, &x1, &x2))
+		report_not_monotonic(probe, exprtext, x1, x2);
 }
 
 int64

@@ -55,6 +55,14 @@ extern void window_bounds(WindowProbe *probe, int64 x, int64 *start,
 						  int64 *end, bool *end_unbounded);
 
 /*
+ * Looks for a decrease of f over sample points spread across [lo, hi] (or
+ * a default range for the type when lo > hi): true, with f(x1) > f(x2) and
+ * x1 < x2, when it finds one.  Errors of f itself are raised.
+ */
+extern bool window_find_decrease(WindowProbe *probe, const char *exprtext,
+								 int64 lo, int64 hi, int64 *x1, int64 *x2);
+
+/*
  * Checks that f is non-decreasing and never NULL over sample points spread
  * across [lo, hi] (or a default range for the type when lo > hi); errors
  * out naming the first pair of values where it is not.
