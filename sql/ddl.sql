@@ -45,6 +45,25 @@ ALTER TABLE store.purchases DISABLE TRIGGER flowpg_capture_update;
 SELECT attname FROM pg_attribute WHERE attrelid = 'store.purchases'::regclass
    AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
 
+-- The sink's unique index on the group key cannot be dropped (in any way)
+-- while it is the only one the flow can write the sink by.
+SELECT indexname FROM pg_indexes WHERE schemaname = 'store' AND tablename = 'sales_per_hour';
+DROP INDEX store.hourly_sales_hour_customer_idx;
+DROP INDEX CONCURRENTLY store.hourly_sales_hour_customer_idx;
+ALTER TABLE store.sales_per_hour ADD CONSTRAINT sales_key UNIQUE NULLS NOT DISTINCT (hour, customer);
+DROP INDEX store.hourly_sales_hour_customer_idx;
+ALTER TABLE store.sales_per_hour DROP CONSTRAINT sales_key;
+SELECT indexname, indexdef LIKE '%UNIQUE%' AS is_unique FROM pg_indexes
+ WHERE schemaname = 'store' AND tablename = 'sales_per_hour';
+-- A sink write that fails says which flow and what the sink needs.
+CREATE FUNCTION store.refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE unique_violation USING MESSAGE = 'simulated duplicate'; END $$;
+CREATE TRIGGER refuse BEFORE INSERT ON store.sales_per_hour
+	FOR EACH ROW EXECUTE FUNCTION store.refuse_writes();
+SELECT flowpg.refresh_flow('hourly_sales');
+DROP TRIGGER refuse ON store.sales_per_hour;
+SELECT flowpg.refresh_flow('hourly_sales') > 0 AS refreshed;
+
 -- Dropping the sink drops the flow (with a notice), like a table's triggers.
 SELECT flowpg.create_flow('daily_sales', 'store.daily_sales',
   $$SELECT date_trunc('day', placed_at) AS day, count(*) AS n FROM store.purchases GROUP BY 1$$) > 0 AS created;

@@ -101,6 +101,12 @@ SELECT flowpg.create_flow('divides', 'bad_late',
   'SELECT date_trunc(''hour'', at) AS hour, sum(1 / n) AS s FROM events GROUP BY 1');
 -- A top-level duplicate.
 SELECT flowpg.create_flow('per_minute', 'bad2', 'SELECT count(*) AS n FROM events');
+-- Errors in the query point into the query (QUERY: and its caret), not
+-- into the create_flow call.
+SELECT flowpg.create_flow('f', 'bad2',
+  'SELECT kind, count(*) AS n FROM events WHERE no_such_column > 0 GROUP BY 1');
+SELECT flowpg.create_flow('f', 'bad2', 'SELECT kind, count(* AS n FROM events GROUP BY 1');
+SELECT flowpg.create_flow('f', 'bad2', 'SELECT kind, sum(note) AS n FROM events GROUP BY 1');
 
 SELECT count(*) AS leftover_relations FROM pg_class WHERE relname LIKE 'bad%';
 SELECT (SELECT count(*) FROM flowpg.flows) - (SELECT count(*) FROM flows_before) AS new_flows;

@@ -46,6 +46,7 @@
 #include "batch.h"
 #include "planner.h"
 #include "settings.h"
+#include "sink.h"
 #include "window.h"
 
 /* Bounds of one run: log entries read and merged window ranges. */
@@ -160,7 +161,9 @@ recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bo
 	Datum	   *args = NULL;
 	int			nargs = 0;
 	int			rc;
+	SinkWriteContext write_context;
 
+	sink_write_context_push(&write_context, entry->sink_relid, plan, entry->flow_name);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "DELETE FROM %s", sink);
 	if (!whole)
@@ -214,6 +217,7 @@ recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bo
 	rc = SPI_execute(sql.data, false, 0);
 	if (rc != SPI_OK_INSERT)
 		elog(ERROR, "flowpg could not write sink %s: %s", sink, SPI_result_code_string(rc));
+	sink_write_context_pop(&write_context);
 	return SPI_processed;
 }
 

@@ -34,6 +34,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_trigger.h"
@@ -170,10 +171,65 @@ touched_objects(bool dropped)
 	return result;
 }
 
+/*
+ * A flow writes its sink by a unique index on the group key: without it
+ * upserts fail and refreshes duplicate rows.  Errors out when the sink
+ * would have none besides except_index (InvalidOid: the indexes it has).
+ */
+static void
+refuse_losing_key_index(FlowEntry *entry, const char *index_name, Oid except_index)
+{
+	if (get_rel_name(entry->sink_relid) == NULL)
+		return;					/* the sink goes too, and the flow with it */
+	if (!sink_has_key_index(entry->sink_relid, flow_plan_for_entry(entry), except_index))
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("cannot drop index %s: flow \"%s\" writes its sink %s by it",
+						index_name, entry->flow_name, get_rel_name(entry->sink_relid)),
+				 errdetail("A flow's sink needs a unique index on its group key columns."),
+				 errhint("Create another such index first, or drop the flow.")));
+}
+
+/* After DROP INDEX, or the drop of a constraint with its index. */
+static void
+check_sink_indexes(List *dropped_indexes)
+{
+	ListCell   *lc;
+
+	foreach(lc, catalog_get_all())
+		refuse_losing_key_index(lfirst(lc), linitial(dropped_indexes), InvalidOid);
+}
+
+void
+ddl_before_utility(Node *stmt)
+{
+	DropStmt   *drop = (DropStmt *) stmt;
+	ListCell   *lc;
+
+	/*
+	 * DROP INDEX CONCURRENTLY commits before sql_drop fires, and an error
+	 * there would leave the index invalid: check first.
+	 */
+	if (!IsA(stmt, DropStmt) || drop->removeType != OBJECT_INDEX || !drop->concurrent ||
+		!IsTransactionState() || !catalog_exists())
+		return;
+	foreach(lc, drop->objects)
+	{
+		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
+		Oid			index = RangeVarGetRelid(rv, NoLock, true);
+		Oid			table = OidIsValid(index) ? IndexGetRelation(index, true) : InvalidOid;
+		FlowEntry  *entry = OidIsValid(table) ? catalog_get_by_sink(table) : NULL;
+
+		if (entry)
+			refuse_losing_key_index(entry, NameListToString((List *) lfirst(lc)), index);
+	}
+}
+
 Datum
 flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 {
 	ListCell   *lc;
+	List	   *dropped_indexes = NIL;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_on_sql_drop must be called as an event trigger");
@@ -200,6 +256,11 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 						 errhint("Drop the flows that read the table first.")));
 			continue;
 		}
+		if (strcmp(obj->object_type, "index") == 0)
+		{
+			dropped_indexes = lappend(dropped_indexes, obj->identity);
+			continue;
+		}
 		if (strcmp(obj->object_type, "view") == 0)
 		{
 			FlowEntry  *entry = catalog_get_by_deps_view(obj->objid);
@@ -219,6 +280,8 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 										  entry->sink_relid == obj->objid ? "sink" : "source"));
 		}
 	}
+	if (dropped_indexes != NIL)
+		check_sink_indexes(dropped_indexes);
 	PG_RETURN_VOID();
 }
 

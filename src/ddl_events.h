@@ -19,4 +19,10 @@ extern Oid	deps_create(const char *flow_name, const char *query, ArrayType *sett
 /* Drops a flow's dependency view, if it still exists. */
 extern void deps_drop(FlowEntry *entry);
 
+/*
+ * Before a utility command runs: refuses what an event trigger could only
+ * catch after a commit (DROP INDEX CONCURRENTLY of a sink's key index).
+ */
+extern void ddl_before_utility(Node *stmt);
+
 #endif							/* FLOWPG_DDL_EVENTS_H */

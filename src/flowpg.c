@@ -16,8 +16,10 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "tcop/utility.h"
 #include "utils/guc.h"
 
+#include "ddl_events.h"
 #include "flowpg.h"
 #include "worker.h"
 
@@ -33,8 +35,26 @@ int			flowpg_query_timeout_ms = 10 * 60 * 1000;
 int			flowpg_slow_query_threshold_ms = 60 * 1000;
 
 static bool loaded_at_startup = false;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 void		_PG_init(void);
+
+/* What flowpg must see before some utility commands run. */
+static void
+flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
+					   bool readOnlyTree, ProcessUtilityContext context,
+					   ParamListInfo params, QueryEnvironment *queryEnv,
+					   DestReceiver *dest, QueryCompletion *qc)
+{
+	worker_before_utility(pstmt->utilityStmt);
+	ddl_before_utility(pstmt->utilityStmt);
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
 
 void
 _PG_init(void)
@@ -123,6 +143,8 @@ _PG_init(void)
 	MarkGUCPrefixReserved("flowpg");
 
 	worker_register();
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = flowpg_process_utility;
 }
 
 void

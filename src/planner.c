@@ -645,6 +645,23 @@ plan_from_query(Query *query, int window_output)
 	return plan;
 }
 
+/*
+ * Errors in the flow's query point into the query text, not into the
+ * statement that passed it (as SPI and PL/pgSQL report their queries).
+ */
+static void
+query_text_error_callback(void *arg)
+{
+	int			position = geterrposition();
+
+	if (position > 0)
+	{
+		errposition(0);
+		internalerrposition(position);
+		internalerrquery((const char *) arg);
+	}
+}
+
 FlowPlan *
 flow_plan_query_text(const char *query_text, int window_output)
 {
@@ -652,6 +669,13 @@ flow_plan_query_text(const char *query_text, int window_output)
 	RawStmt    *stmt;
 	Query	   *query;
 	RelationWalkContext walk = {NIL};
+	ErrorContextCallback callback;
+	FlowPlan   *plan;
+
+	callback.callback = query_text_error_callback;
+	callback.arg = (void *) query_text;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
 
 	raw = raw_parser(query_text, RAW_PARSE_DEFAULT);
 	if (list_length(raw) != 1)
@@ -671,7 +695,9 @@ flow_plan_query_text(const char *query_text, int window_output)
 	(void) relation_walker((Node *) query, &walk);
 	(void) ExecCheckRTPerms(walk.rtes, true);
 
-	return plan_from_query(query, window_output);
+	plan = plan_from_query(query, window_output);
+	error_context_stack = callback.previous;
+	return plan;
 }
 
 FlowPlan *

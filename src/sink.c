@@ -140,7 +140,8 @@ create_sink(RangeVar *rv, FlowPlan *plan)
 
 /* Is there a unique index on exactly the group key columns? */
 static bool
-has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys)
+has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys,
+					Oid except_index)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
@@ -151,8 +152,12 @@ has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys)
 		Form_pg_index index;
 		bool		matches;
 
-		if (!HeapTupleIsValid(tuple))
+		if (lfirst_oid(lc) == except_index || !HeapTupleIsValid(tuple))
+		{
+			if (HeapTupleIsValid(tuple))
+				ReleaseSysCache(tuple);
 			continue;
+		}
 		index = (Form_pg_index) GETSTRUCT(tuple);
 		matches = index->indisunique && index->indisvalid && index->indimmediate &&
 			index->indnkeyatts == nkeys &&
@@ -173,6 +178,72 @@ has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys)
 			return true;
 	}
 	return false;
+}
+
+bool
+sink_has_key_index(Oid sink_relid, FlowPlan *plan, Oid except_index)
+{
+	Relation	rel;
+	Bitmapset  *keys = NULL;
+	int			nkeys = 0;
+	bool		found;
+
+	if (!has_group_keys(plan))
+		return true;
+	rel = table_open(sink_relid, AccessShareLock);
+	for (int i = 0; i < plan->noutputs; i++)
+	{
+		if (!plan->outputs[i].is_group_key)
+			continue;
+		keys = bms_add_member(keys, get_attnum(sink_relid, plan->outputs[i].name));
+		nkeys++;
+	}
+	found = has_group_key_index(rel, plan, keys, nkeys, except_index);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* The columns of the group key index, for messages. */
+static char *
+group_columns_text(FlowPlan *plan)
+{
+	StringInfoData cols;
+
+	initStringInfo(&cols);
+	append_group_columns(&cols, plan);
+	return cols.data;
+}
+
+static void
+sink_write_callback(void *arg)
+{
+	SinkWriteContext *cxt = (SinkWriteContext *) arg;
+	char	   *name = get_rel_name(cxt->sink_relid);
+	int			code = geterrcode();
+
+	errcontext("writing sink table %s of flow \"%s\"", name ? name : "?", cxt->flow_name);
+	if (code == ERRCODE_INVALID_COLUMN_REFERENCE || code == ERRCODE_UNIQUE_VIOLATION)
+		errhint("flowpg writes one row per group of the flow: the sink needs its unique index on (%s), and rows written by others may collide with the flow's. refresh_flow() recomputes the sink.",
+				group_columns_text(cxt->plan));
+}
+
+void
+sink_write_context_push(SinkWriteContext *cxt, Oid sink_relid, FlowPlan *plan,
+						const char *flow_name)
+{
+	cxt->sink_relid = sink_relid;
+	cxt->plan = plan;
+	cxt->flow_name = flow_name;
+	cxt->callback.callback = sink_write_callback;
+	cxt->callback.arg = cxt;
+	cxt->callback.previous = error_context_stack;
+	error_context_stack = &cxt->callback;
+}
+
+void
+sink_write_context_pop(SinkWriteContext *cxt)
+{
+	error_context_stack = cxt->callback.previous;
 }
 
 void
@@ -243,19 +314,17 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 							NameStr(attr->attname), relname),
 					 errhint("Give the column a default, or drop its NOT NULL constraint.")));
 	}
-	if (nkeys > 0 && !has_group_key_index(rel, plan, keys, nkeys))
+	if (nkeys > 0 && !has_group_key_index(rel, plan, keys, nkeys, InvalidOid))
 	{
-		StringInfoData cols;
+		char	   *cols = group_columns_text(plan);
 
-		initStringInfo(&cols);
-		append_group_columns(&cols, plan);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 				 errmsg("sink table \"%s\" has no unique index on the group key columns (%s)",
-						relname, cols.data),
+						relname, cols),
 				 errdetail("flowpg writes one row per group and finds it by its keys; the index must not be deferrable."),
 				 errhint("Create one: CREATE UNIQUE INDEX ON %s (%s) NULLS NOT DISTINCT;",
-						 qualified_relation_name(sink_relid), cols.data)));
+						 qualified_relation_name(sink_relid), cols)));
 	}
 	table_close(rel, AccessShareLock);
 }

@@ -23,6 +23,28 @@ extern Oid	sink_prepare(const char *sink_name, const char *flow_name,
 extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 
 /*
+ * Has the sink a unique index the flow can write it by (or needs none),
+ * other than except_index?
+ */
+extern bool sink_has_key_index(Oid sink_relid, FlowPlan *plan, Oid except_index);
+
+/*
+ * While a flow writes its sink, errors say so (and, for a missing or
+ * violated unique index, what the sink needs).
+ */
+typedef struct SinkWriteContext
+{
+	ErrorContextCallback callback;
+	Oid			sink_relid;
+	FlowPlan   *plan;
+	const char *flow_name;
+} SinkWriteContext;
+
+extern void sink_write_context_push(SinkWriteContext *cxt, Oid sink_relid,
+									FlowPlan *plan, const char *flow_name);
+extern void sink_write_context_pop(SinkWriteContext *cxt);
+
+/*
  * Rows for the sink, column by column: values[o][r] is output o of row r.
  * The streaming engine collects them and writes them in one statement.
  */

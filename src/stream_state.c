@@ -857,6 +857,9 @@ write_sink(StreamFlow *flow)
 	FlowPlan   *plan = graph->plan;
 	Oid			sink = flow->entry->sink_relid;
 	MemoryContext old = MemoryContextSwitchTo(flow->flush_memory);
+	SinkWriteContext write_context;
+
+	sink_write_context_push(&write_context, sink, plan, flow->entry->flow_name);
 
 	if (plan->is_aggregate)
 	{
@@ -904,6 +907,7 @@ write_sink(StreamFlow *flow)
 		flow->unrecorded.rows_out += flow->append_rows->nrows;
 		flow->append_rows = NULL;
 	}
+	sink_write_context_pop(&write_context);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(flow->flush_memory);
 }

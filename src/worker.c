@@ -16,7 +16,8 @@
  * next due time (at most a second, to notice new dirty entries).
  *
  * DROP DATABASE and the other commands that need a database to themselves
- * make its worker step aside first (a ProcessUtility hook).
+ * make its worker step aside first (worker_before_utility, called from
+ * flowpg's ProcessUtility hook).
  *
  *-------------------------------------------------------------------------
  */
@@ -91,7 +92,6 @@ static FlowpgShared *shared = NULL;
 static DatabaseSlot *database_slot(Oid dboid, bool create);
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 #define DATABASE_DDL_PAUSE_USECS (30 * USECS_PER_SEC)
 
@@ -135,14 +135,9 @@ pause_worker_of(const char *dbname)
 	}
 }
 
-static void
-flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
-					   bool readOnlyTree, ProcessUtilityContext context,
-					   ParamListInfo params, QueryEnvironment *queryEnv,
-					   DestReceiver *dest, QueryCompletion *qc)
+void
+worker_before_utility(Node *stmt)
 {
-	Node	   *stmt = pstmt->utilityStmt;
-
 	if (IsA(stmt, DropdbStmt))
 		pause_worker_of(((DropdbStmt *) stmt)->dbname);
 	else if (IsA(stmt, RenameStmt) && ((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
@@ -159,12 +154,6 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 				pause_worker_of(defGetString(opt));
 		}
 	}
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
-								  params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
 }
 
 static void
@@ -203,8 +192,6 @@ worker_register(void)
 	shmem_request_hook = flowpg_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = flowpg_shmem_startup;
-	prev_process_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = flowpg_process_utility;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;

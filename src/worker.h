@@ -8,6 +8,8 @@
 #ifndef FLOWPG_WORKER_H
 #define FLOWPG_WORKER_H
 
+#include "nodes/nodes.h"
+
 /* At load in the postmaster: shared memory hooks and the launcher. */
 extern void worker_register(void);
 
@@ -19,6 +21,12 @@ extern void worker_request(Oid dboid);
 
 /* Wakes the database's worker (new batches, a flush request). */
 extern void worker_wake(Oid dboid);
+
+/*
+ * Before DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ...
+ * TEMPLATE: the database's worker steps aside, as they need it alone.
+ */
+extern void worker_before_utility(Node *stmt);
 
 /* Does the database have a running worker? */
 extern bool worker_running(Oid dboid);
