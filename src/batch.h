@@ -68,4 +68,17 @@ extern bool batch_try_lock_flow(int64 flow_id);
 /* Waits for whoever holds the flow's lock, without keeping it. */
 extern void batch_wait_for_flow(int64 flow_id);
 
+/*
+ * Does this transaction hold a lock the worker needs to run the flow (its
+ * lock, its sink, a source exclusively)?  A flush must not wait for the
+ * worker then: the worker would wait for it.
+ */
+extern bool batch_caller_holds_flow_locks(FlowEntry *entry);
+
+/*
+ * The worker's locks on the flow's sink and sources, only when free: it
+ * never waits for a user's transaction (which may wait for it).
+ */
+extern bool batch_try_lock_tables(FlowEntry *entry);
+
 #endif							/* FLOWPG_BATCH_H */

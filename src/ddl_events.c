@@ -63,7 +63,7 @@ PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
 Oid
 deps_create(const char *flow_name, const char *query, ArrayType *settings)
 {
-	int			nestlevel = flow_settings_push(settings);
+	int			nestlevel = flow_settings_push_canonical(settings);
 	Oid			relid;
 
 	/* the canonical text parses the same under the pinned settings */
@@ -431,7 +431,7 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push(DatumGetArrayTypeP(heap_getattr(tuple, SPI_fnumber(desc, "settings"),
+	nestlevel = flow_settings_push_canonical(DatumGetArrayTypeP(heap_getattr(tuple, SPI_fnumber(desc, "settings"),
 																   desc, &isnull)));
 	window_output = heap_getattr(tuple, SPI_fnumber(desc, "window_output"), desc, &isnull);
 	plan = flow_plan_query_text(TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query"),

@@ -182,6 +182,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	entry->mode = (char *) flow_mode_name(flow_plan_choose_mode(plan, requested,
 																expire_after,
 																eval_interval));
+	settings_warn_unsafe_search_path(entry->owner);
 	entry->sink_relid = sink_prepare(sink_name, flow_name, plan,
 									 existing ? existing->flow_id : 0,
 									 &sink_created);
@@ -442,10 +443,14 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 		/*
 		 * The worker applies what is queued, recomputes what is dirty --
 		 * but cannot see this transaction's own changes, which the caller
-		 * expects in the sink as with a batching flow.
+		 * expects in the sink as with a batching flow, and must not be
+		 * waited for when it needs a lock this transaction holds (it would
+		 * wait for us: a deadlock no detector sees).  Those cases, and a
+		 * worker found waiting for us meanwhile, flush here instead.
 		 */
 		if (flowpg_enabled && !entry->written_here &&
-			!stream_capture_changed(entry->flow_id))
+			!stream_capture_changed(entry->flow_id) &&
+			!batch_caller_holds_flow_locks(entry))
 			outcome = queue_flush_and_wait(entry->flow_id, &rows);
 		if (outcome == FLUSH_DONE)
 			PG_RETURN_INT64(rows);
@@ -455,11 +460,18 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 					 errmsg("flow \"%s\" could not be flushed", entry->flow_name),
 					 errdetail("The worker failed to write its sink; flowpg.flow_errors has the error."),
 					 errhint("Fix the cause; the worker retries with a growing delay.")));
+		if (outcome == FLUSH_TIMED_OUT)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("flow \"%s\" could not be flushed: the flowpg worker did not answer within flowpg.query_timeout",
+							entry->flow_name),
+					 errdetail("The worker may be busy with a long refresh, or kept from the flow's tables by other sessions' locks."),
+					 errhint("pg_stat_activity and pg_locks show what the flowpg worker of this database waits for.")));
 
 		/*
-		 * No worker to ask (disabled, or the flow is not committed yet):
-		 * the sink is recomputed here; the worker's state, built from the
-		 * source, agrees with it.
+		 * No worker to ask (disabled, the flow is not committed yet, or the
+		 * worker would wait for us): the sink is recomputed here; the
+		 * worker's state, reloaded from the source, agrees with it.
 		 */
 		result = batch_recompute_all(entry);
 		queue_request_reset(entry->flow_id);

@@ -717,7 +717,7 @@ flow_plan_for_entry(FlowEntry *entry)
 char *
 flow_plan_deparse(Query *query, ArrayType *settings)
 {
-	int			nestlevel = flow_settings_push(settings);
+	int			nestlevel = flow_settings_push_canonical(settings);
 	char	   *text = pg_get_querydef(copyObject(query), false);
 
 	flow_settings_pop(nestlevel);

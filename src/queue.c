@@ -431,6 +431,7 @@ queue_flush_and_wait(int64 flow_id, int64 *rows_written)
 	FlowSlot   *slot = find_slot(flow_id, true);
 	int64		target;
 	FlushOutcome outcome = FLUSH_NO_WORKER;
+	TimestampTz started = GetCurrentTimestamp();
 
 	*rows_written = 0;
 	if (slot == NULL || !worker_running(MyDatabaseId))
@@ -456,6 +457,17 @@ queue_flush_and_wait(int64 flow_id, int64 *rows_written)
 		SpinLockRelease(&slot->mutex);
 		if (outcome != FLUSH_NO_WORKER || !worker_running(MyDatabaseId))
 			break;
+		if (worker_blocked_by_me(MyDatabaseId))
+		{
+			outcome = FLUSH_WORKER_BLOCKED;
+			break;
+		}
+		if (flowpg_query_timeout_ms > 0 &&
+			TimestampDifferenceExceeds(started, GetCurrentTimestamp(), flowpg_query_timeout_ms))
+		{
+			outcome = FLUSH_TIMED_OUT;
+			break;
+		}
 		(void) ConditionVariableTimedSleep(&queue_shared->flushed, 100, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();

@@ -85,7 +85,9 @@ typedef enum FlushOutcome
 {
 	FLUSH_NO_WORKER,
 	FLUSH_DONE,
-	FLUSH_FAILED
+	FLUSH_FAILED,
+	FLUSH_WORKER_BLOCKED,		/* the worker waits for a lock the caller holds */
+	FLUSH_TIMED_OUT				/* no answer within flowpg.query_timeout */
 } FlushOutcome;
 
 extern FlushOutcome queue_flush_and_wait(int64 flow_id, int64 *rows_written);

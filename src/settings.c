@@ -3,45 +3,183 @@
  * settings.c
  *	  Capture and apply the settings a flow's expressions depend on.
  *
- * Stable functions such as date_trunc() on timestamptz depend on TimeZone;
- * output of numbers and dates depends on DateStyle, IntervalStyle and
- * extra_float_digits.  A flow captures them when it is created, and every
- * process that evaluates the flow applies them with a GUC nest level, the
- * way a function's SET clause does (fmgr_security_definer).
+ * Stable functions depend on settings: date_trunc() on timestamptz on
+ * TimeZone, to_tsvector(text) on default_text_search_config, to_char() on
+ * the lc_* settings, output of numbers and dates on DateStyle,
+ * IntervalStyle and extra_float_digits, SQL functions and their calls on
+ * search_path, current_setting() on any custom setting.  A flow captures all
+ * of them when it is created, and every process that evaluates the flow
+ * applies them with a GUC nest level, the way a function's SET clause does
+ * (fmgr_security_definer), so no session's settings change what a flow
+ * computes.
+ *
+ * search_path is the creator's for evaluation -- functions written with
+ * unqualified names work as they do for the owner running the query -- but
+ * canonical query text is produced and parsed under pg_catalog, pg_temp
+ * (flow_settings_push_canonical), so every name in it is qualified and
+ * nothing the pinned path holds can take the place of what it names.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "settings.h"
 
+/* Built-in settings that change what stable functions and their SQL compute. */
 static const char *const pinned_settings[] = {
 	"TimeZone",
 	"DateStyle",
 	"IntervalStyle",
 	"extra_float_digits",
 	"search_path",
+	"default_text_search_config",
+	"lc_monetary",
+	"lc_numeric",
+	"lc_time",
+	"timezone_abbreviations",
+	"bytea_output",
+	"xmlbinary",
+	"xmloption",
+	"array_nulls",
+	"quote_all_identifiers",
+	"standard_conforming_strings",
+	"backslash_quote",
+	"transform_null_equals",
 };
 
-#define NUM_PINNED_SETTINGS lengthof(pinned_settings)
+#define SAFE_SEARCH_PATH "pg_catalog, pg_temp"
+
+/*
+ * Extensions' settings and custom placeholders (app.tenant and the like,
+ * read by current_setting()), other than flowpg's own: those any role may
+ * set, so that every writer can apply them.
+ */
+static bool
+is_pinned_custom_setting(struct config_generic *gconf)
+{
+	return strchr(gconf->name, '.') != NULL &&
+		strncmp(gconf->name, "flowpg.", 7) != 0 &&
+		gconf->context == PGC_USERSET;
+}
 
 ArrayType *
 flow_settings_capture(void)
 {
-	Datum		items[NUM_PINNED_SETTINGS];
+	struct config_generic **gucs = get_guc_variables();
+	int			nguc = GetNumConfigOptions();
+	Datum	   *items = palloc(sizeof(Datum) * (lengthof(pinned_settings) + nguc));
+	int			n = 0;
 
-	for (int i = 0; i < NUM_PINNED_SETTINGS; i++)
+	for (int i = 0; i < lengthof(pinned_settings); i++)
 	{
 		const char *value = GetConfigOption(pinned_settings[i], false, false);
 
-		items[i] = CStringGetTextDatum(psprintf("%s=%s", pinned_settings[i], value));
+		items[n++] = CStringGetTextDatum(psprintf("%s=%s", pinned_settings[i], value));
 	}
-	return construct_array(items, NUM_PINNED_SETTINGS, TEXTOID, -1, false,
-						   TYPALIGN_INT);
+	for (int i = 0; i < nguc; i++)
+	{
+		const char *value;
+
+		if (!is_pinned_custom_setting(gucs[i]))
+			continue;
+		value = GetConfigOption(gucs[i]->name, true, false);
+		if (value != NULL)
+			items[n++] = CStringGetTextDatum(psprintf("%s=%s", gucs[i]->name, value));
+	}
+	return construct_array(items, n, TEXTOID, -1, false, TYPALIGN_INT);
+}
+
+/*
+ * The settings of a flow, parsed.  Writers apply them for every statement:
+ * the last few arrays seen are kept parsed, recognized by their bytes.
+ */
+typedef struct ParsedSettings
+{
+	ArrayType  *array;			/* a copy, NULL when the slot is unused */
+	int			n;
+	char	  **names;
+	char	  **values;
+} ParsedSettings;
+
+#define PARSED_CACHE_SIZE 8
+
+static ParsedSettings parsed_cache[PARSED_CACHE_SIZE];
+static int	parsed_next = 0;
+static MemoryContext parsed_memory = NULL;
+
+static ParsedSettings *
+parsed_settings(ArrayType *settings)
+{
+	Size		size = VARSIZE(settings);
+	ParsedSettings *slot;
+	MemoryContext old;
+	Datum	   *items;
+	bool	   *nulls;
+	int			nitems;
+
+	for (int i = 0; i < PARSED_CACHE_SIZE; i++)
+	{
+		slot = &parsed_cache[i];
+		if (slot->array && VARSIZE(slot->array) == size &&
+			memcmp(slot->array, settings, size) == 0)
+			return slot;
+	}
+
+	if (parsed_memory == NULL)
+		parsed_memory = AllocSetContextCreate(TopMemoryContext, "flowpg settings",
+											  ALLOCSET_SMALL_SIZES);
+	slot = &parsed_cache[parsed_next];
+	parsed_next = (parsed_next + 1) % PARSED_CACHE_SIZE;
+	if (slot->array)
+	{
+		pfree(slot->array);
+		for (int i = 0; i < slot->n; i++)
+			pfree(slot->names[i]);
+		pfree(slot->names);
+		pfree(slot->values);
+		slot->array = NULL;
+	}
+
+	deconstruct_array(settings, TEXTOID, -1, false, TYPALIGN_INT,
+					  &items, &nulls, &nitems);
+	old = MemoryContextSwitchTo(parsed_memory);
+	slot->names = palloc(sizeof(char *) * Max(nitems, 1));
+	slot->values = palloc(sizeof(char *) * Max(nitems, 1));
+	slot->n = 0;
+	for (int i = 0; i < nitems; i++)
+	{
+		char	   *item;
+		char	   *eq;
+
+		if (nulls[i])
+			continue;
+		item = TextDatumGetCString(items[i]);
+		eq = strchr(item, '=');
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		slot->names[slot->n] = item;	/* the value follows in the same chunk */
+		slot->values[slot->n] = eq + 1;
+		slot->n++;
+	}
+	slot->array = palloc(size);
+	memcpy(slot->array, settings, size);
+	MemoryContextSwitchTo(old);
+	return slot;
 }
 
 /*
@@ -60,34 +198,33 @@ apply_setting(const char *name, const char *value)
 							 GUC_ACTION_SAVE, true, 0, false);
 }
 
+static int
+push(ArrayType *settings, bool canonical)
+{
+	int			nestlevel = NewGUCNestLevel();
+	ParsedSettings *parsed = parsed_settings(settings);
+
+	for (int i = 0; i < parsed->n; i++)
+	{
+		if (canonical && pg_strcasecmp(parsed->names[i], "search_path") == 0)
+			continue;
+		apply_setting(parsed->names[i], parsed->values[i]);
+	}
+	if (canonical)
+		apply_setting("search_path", SAFE_SEARCH_PATH);
+	return nestlevel;
+}
+
 int
 flow_settings_push(ArrayType *settings)
 {
-	int			nestlevel = NewGUCNestLevel();
-	Datum	   *items;
-	bool	   *nulls;
-	int			nitems;
+	return push(settings, false);
+}
 
-	deconstruct_array(settings, TEXTOID, -1, false, TYPALIGN_INT,
-					  &items, &nulls, &nitems);
-	for (int i = 0; i < nitems; i++)
-	{
-		char	   *item;
-		char	   *eq;
-
-		if (nulls[i])
-			continue;
-		item = TextDatumGetCString(items[i]);
-		eq = strchr(item, '=');
-		if (eq == NULL)
-			continue;
-		*eq = '\0';
-		if (pg_strcasecmp(item, "search_path") == 0)
-			continue;
-		apply_setting(item, eq + 1);
-	}
-	apply_setting("search_path", "pg_catalog, pg_temp");
-	return nestlevel;
+int
+flow_settings_push_canonical(ArrayType *settings)
+{
+	return push(settings, true);
 }
 
 int
@@ -95,7 +232,7 @@ settings_push_safe_search_path(void)
 {
 	int			nestlevel = NewGUCNestLevel();
 
-	apply_setting("search_path", "pg_catalog, pg_temp");
+	apply_setting("search_path", SAFE_SEARCH_PATH);
 	return nestlevel;
 }
 
@@ -104,4 +241,92 @@ flow_settings_pop(int nestlevel)
 {
 	/* false: discard, as after a function with SET clauses fails */
 	AtEOXact_GUC(false, nestlevel);
+}
+
+/*
+ * Is role someone other than the owner, who could put objects in the
+ * owner's way?  Superusers and roles the owner acts as are trusted.
+ */
+static bool
+untrusted_creator(Oid role, Oid owner)
+{
+	return !superuser_arg(role) && !has_privs_of_role(owner, role);
+}
+
+/* The role a schema owner of pg_database_owner stands for: the database's owner. */
+static Oid
+database_owner(void)
+{
+	HeapTuple	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	Oid			owner = InvalidOid;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		owner = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
+		ReleaseSysCache(tuple);
+	}
+	return owner;
+}
+
+void
+settings_warn_unsafe_search_path(Oid owner)
+{
+	List	   *path = fetch_search_path(false);
+	ListCell   *lc;
+
+	foreach(lc, path)
+	{
+		Oid			nspid = lfirst_oid(lc);
+		HeapTuple	tuple;
+		Form_pg_namespace nsp;
+		Datum		acldatum;
+		bool		isnull;
+		char	   *other = NULL;
+
+		if (nspid == PG_CATALOG_NAMESPACE || isTempNamespace(nspid))
+			continue;
+		tuple = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nspid));
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		nsp = (Form_pg_namespace) GETSTRUCT(tuple);
+		{
+			Oid			nspowner = nsp->nspowner == ROLE_PG_DATABASE_OWNER ?
+				database_owner() : nsp->nspowner;
+
+			if (OidIsValid(nspowner) && untrusted_creator(nspowner, owner))
+				other = GetUserNameFromId(nspowner, false);
+		}
+		acldatum = SysCacheGetAttr(NAMESPACEOID, tuple, Anum_pg_namespace_nspacl, &isnull);
+		if (other == NULL && !isnull)
+		{
+			Acl		   *acl = DatumGetAclP(acldatum);
+			AclItem    *items = ACL_DAT(acl);
+
+			for (int i = 0; i < ACL_NUM(acl) && other == NULL; i++)
+			{
+				Oid			grantee = items[i].ai_grantee;
+
+				if (!(ACLITEM_GET_PRIVS(items[i]) & ACL_CREATE))
+					continue;
+				if (grantee == ACL_ID_PUBLIC)
+					other = "PUBLIC";
+				else
+				{
+					if (grantee == ROLE_PG_DATABASE_OWNER)
+						grantee = database_owner();
+					if (OidIsValid(grantee) && untrusted_creator(grantee, owner))
+						other = GetUserNameFromId(grantee, false);
+				}
+			}
+		}
+		if (other)
+			ereport(WARNING,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("schema \"%s\" in the flow's search_path lets role %s create objects",
+							NameStr(nsp->nspname), other),
+					 errdetail("The flow runs with search_path pinned as now, with the rights of its owner: "
+							   "a function or operator created there by another role could take the place of one the flow's functions name unqualified."),
+					 errhint("Remove the schema from search_path before creating the flow, as for a SECURITY DEFINER function, or revoke CREATE on it.")));
+		ReleaseSysCache(tuple);
+	}
 }

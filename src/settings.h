@@ -15,14 +15,25 @@ extern ArrayType *flow_settings_capture(void);
 
 /*
  * Applies pinned settings until flow_settings_pop, which also undoes any SET
- * made meanwhile (by the flow's own functions, say); search_path is always
- * pinned to pg_catalog, pg_temp (stored trees hold OIDs, so only deparsing
- * and re-planning look names up, and they must not depend on the caller).
+ * made meanwhile (by the flow's own functions, say): for evaluating the
+ * flow, as its owner would run its query.
  */
 extern int	flow_settings_push(ArrayType *settings);
+
+/*
+ * The same with search_path = pg_catalog, pg_temp: for producing and
+ * parsing the flow's canonical text, in which every name is qualified.
+ */
+extern int	flow_settings_push_canonical(ArrayType *settings);
 extern void flow_settings_pop(int nestlevel);
 
 /* Only search_path = pg_catalog, pg_temp, until flow_settings_pop. */
 extern int	settings_push_safe_search_path(void);
+
+/*
+ * Warns about schemas of the current search_path in which roles other than
+ * owner (and superusers) can create objects: the flow evaluates under it.
+ */
+extern void settings_warn_unsafe_search_path(Oid owner);
 
 #endif							/* FLOWPG_SETTINGS_H */

@@ -1081,6 +1081,15 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	entry = catalog_get_by_id(flow->flow_id);
 	if (entry == NULL || graph_version(entry) != flow->version)
 		return 0;				/* gone or changed: the next sync sees it */
+	if (!batch_try_lock_tables(entry))
+		return 0;				/* a user's transaction holds them: later */
+
+	/*
+	 * refresh_flow or an inline flush rewrote the sink: reload.  Asked for
+	 * while that holds the flow's lock, so seen here once it committed.
+	 */
+	if (queue_take_reset(flow->flow_id) && flow->loaded)
+		reset_flow(flow);
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(entry->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
@@ -1202,12 +1211,25 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
 	flow->unrecorded_since = now;
 }
 
-/* A round that failed: the error is recorded, the state rebuilt later. */
+/*
+ * A round that failed: the state is rebuilt later (the round may have
+ * applied part of its batches) and the error recorded -- unless it was a
+ * lock a user's transaction held, which is no failure of the flow.
+ */
 static void
 round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
 {
 	int64		delay = USECS_PER_SEC;
 
+	if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+	{
+		ereport(DEBUG1,
+				(errmsg("flowpg: streaming flow %lld is busy: %s",
+						(long long) flow->flow_id, edata->message)));
+		clear_skips(flow);
+		reset_flow(flow);
+		return;
+	}
 	ereport(LOG,
 			(errmsg("flowpg: streaming flow %lld failed: %s",
 					(long long) flow->flow_id, edata->message)));
@@ -1239,8 +1261,6 @@ run_one(StreamFlow *flow)
 
 	if (flow->retry_at > started && flush_request == 0)
 		return;
-	if (queue_take_reset(flow->flow_id) && flow->loaded)
-		reset_flow(flow);
 	pgstat_report_activity(STATE_RUNNING, "flowpg: streaming");
 	PG_TRY();
 	{

@@ -45,7 +45,9 @@
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -69,6 +71,67 @@ PGDLLEXPORT void flowpg_worker_main(Datum main_arg);
 #define IDLE_REPROBE_USECS (300 * USECS_PER_SEC)
 #define WORKER_POLL_MS 1000
 #define MAX_BACKOFF_USECS (600 * USECS_PER_SEC)
+
+/*
+ * The worker never waits for a user's transaction, which may be waiting for
+ * it (flush_flow): it takes a flow's locks only when free, and any other
+ * lock wait gives up after WORKER_LOCK_TIMEOUT -- shorter than the
+ * default deadlock_timeout, so a caller that waits for a lock the worker
+ * holds gets it rather than a deadlock error.  A flow found busy is tried
+ * again after BUSY_RETRY_USECS.
+ */
+#define WORKER_LOCK_TIMEOUT "500ms"
+#define BUSY_RETRY_USECS (1000 * 1000)
+
+typedef struct BusyFlow
+{
+	int64		flow_id;
+	TimestampTz retry_at;
+} BusyFlow;
+
+static List *busy_flows = NIL;	/* BusyFlow, in TopMemoryContext */
+
+static void
+set_busy(int64 flow_id, bool busy)
+{
+	ListCell   *lc;
+	BusyFlow   *bf = NULL;
+
+	foreach(lc, busy_flows)
+		if (((BusyFlow *) lfirst(lc))->flow_id == flow_id)
+			bf = lfirst(lc);
+	if (!busy)
+	{
+		if (bf)
+		{
+			busy_flows = list_delete_ptr(busy_flows, bf);
+			pfree(bf);
+		}
+		return;
+	}
+	if (bf == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		bf = palloc(sizeof(BusyFlow));
+		bf->flow_id = flow_id;
+		busy_flows = lappend(busy_flows, bf);
+		MemoryContextSwitchTo(old);
+	}
+	bf->retry_at = GetCurrentTimestamp() + BUSY_RETRY_USECS;
+}
+
+/* When a busy flow may be tried again; 0 when it is not busy. */
+static TimestampTz
+busy_until(int64 flow_id)
+{
+	ListCell   *lc;
+
+	foreach(lc, busy_flows)
+		if (((BusyFlow *) lfirst(lc))->flow_id == flow_id)
+			return ((BusyFlow *) lfirst(lc))->retry_at;
+	return 0;
+}
 
 typedef struct DatabaseSlot
 {
@@ -333,6 +396,33 @@ worker_running(Oid dboid)
 	return running;
 }
 
+bool
+worker_blocked_by_me(Oid dboid)
+{
+	DatabaseSlot *slot;
+	pid_t		pid = 0;
+	ArrayType  *blockers;
+	Datum	   *items;
+	int			nitems;
+
+	if (shared == NULL)
+		return false;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, false);
+	if (slot)
+		pid = slot->worker_pid;
+	SpinLockRelease(&shared->mutex);
+	if (pid == 0)
+		return false;
+	blockers = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(pid)));
+	deconstruct_array(blockers, INT4OID, sizeof(int32), true, TYPALIGN_INT,
+					  &items, NULL, &nitems);
+	for (int i = 0; i < nitems; i++)
+		if (DatumGetInt32(items[i]) == MyProcPid)
+			return true;
+	return false;
+}
+
 static void
 worker_exit_callback(int code, Datum arg)
 {
@@ -528,6 +618,14 @@ run_flow(int64 flow_id)
 		CommitTransactionCommand();
 		return;
 	}
+	/* someone refreshes, replaces or drops it, or holds its tables: later */
+	if (!batch_try_lock_flow(flow_id) || !batch_try_lock_tables(entry))
+	{
+		set_busy(flow_id, true);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		return;
+	}
 	pgstat_report_activity(STATE_RUNNING, psprintf("flowpg: refreshing flow %s", entry->flow_name));
 	started = GetCurrentTimestamp();
 
@@ -551,6 +649,7 @@ run_flow(int64 flow_id)
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
+		set_busy(flow_id, false);
 		slow = flowpg_slow_query_threshold_ms >= 0 &&
 			finished - started > (int64) flowpg_slow_query_threshold_ms * 1000;
 		nranges = result.log_entries;
@@ -570,10 +669,20 @@ run_flow(int64 flow_id)
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
 
-		ereport(LOG,
-				(errmsg("flowpg: flow \"%s\" failed: %s", entry->flow_name, edata->message)));
-		consecutive = stats_record_failure(flow_id, edata, started, finished);
-		stats_set_next_run(flow_id, next_run_after_failure(consecutive, finished));
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		{
+			/* a lock a user's transaction holds: not a failure, later */
+			ereport(DEBUG1,
+					(errmsg("flowpg: flow \"%s\" is busy: %s", entry->flow_name, edata->message)));
+			set_busy(flow_id, true);
+		}
+		else
+		{
+			ereport(LOG,
+					(errmsg("flowpg: flow \"%s\" failed: %s", entry->flow_name, edata->message)));
+			consecutive = stats_record_failure(flow_id, edata, started, finished);
+			stats_set_next_run(flow_id, next_run_after_failure(consecutive, finished));
+		}
 	}
 	PG_END_TRY();
 
@@ -623,6 +732,11 @@ run_due_flows(long *wait_ms)
 
 			if (!pending)
 				continue;
+			if (busy_until(flow_id) > now)
+			{
+				next = busy_until(flow_id);
+				next_null = false;
+			}
 			if (next_null || next <= now)
 			{
 				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
@@ -677,6 +791,7 @@ flowpg_worker_main(Datum main_arg)
 	/* the refresh's exactness argument needs a new snapshot per statement */
 	SetConfigOption("default_transaction_isolation", "read committed",
 					PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("lock_timeout", WORKER_LOCK_TIMEOUT, PGC_SUSET, PGC_S_OVERRIDE);
 	next_batching = next_stream = 0;
 
 	for (;;)

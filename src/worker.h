@@ -31,4 +31,7 @@ extern void worker_before_utility(Node *stmt);
 /* Does the database have a running worker? */
 extern bool worker_running(Oid dboid);
 
+/* Is the database's worker waiting for a lock this backend holds? */
+extern bool worker_blocked_by_me(Oid dboid);
+
 #endif							/* FLOWPG_WORKER_H */
