@@ -28,6 +28,8 @@
 #include "access/xact.h"
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/partition.h"
@@ -35,6 +37,7 @@
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -94,8 +97,13 @@ capture_invalidate_catalog(void)
 static void
 capture_relcache_callback(Datum arg, Oid relid)
 {
-	/* a change of the catalog may add or remove flows of any table */
-	if (relid == InvalidOid || relid == catalog_relid_seen || relid == dirty_log_relid)
+	/*
+	 * A change of the catalog may add or remove flows of any table; one of
+	 * a cached table may have moved it to other ancestors (ATTACH, DETACH,
+	 * INHERIT, NO INHERIT change its pg_class or pg_attribute rows).
+	 */
+	if (relid == InvalidOid || relid == catalog_relid_seen || relid == dirty_log_relid ||
+		(capture_cache != NULL && hash_search(capture_cache, &relid, HASH_FIND, NULL) != NULL))
 		capture_invalidate_catalog();
 }
 
@@ -109,19 +117,58 @@ register_invalidation(void)
 	}
 }
 
+List *
+capture_ancestors(Oid relid)
+{
+	List	   *ancestors = NIL;
+	List	   *todo = list_make1_oid(relid);
+	Relation	rel;
+
+	if (get_rel_relispartition(relid))
+		return get_partition_ancestors(relid);
+	if (!has_superclass(relid))
+		return NIL;
+	/* plain inheritance, possibly multiple: pg_inherits upwards */
+	rel = table_open(InheritsRelationId, AccessShareLock);
+	while (todo != NIL)
+	{
+		Oid			child = linitial_oid(todo);
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		todo = list_delete_first(todo);
+		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(child));
+		scan = systable_beginscan(rel, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+		while ((tuple = systable_getnext(scan)) != NULL)
+		{
+			Oid			parent = ((Form_pg_inherits) GETSTRUCT(tuple))->inhparent;
+
+			if (!list_member_oid(ancestors, parent))
+			{
+				ancestors = lappend_oid(ancestors, parent);
+				todo = lappend_oid(todo, parent);
+			}
+		}
+		systable_endscan(scan);
+	}
+	table_close(rel, AccessShareLock);
+	return ancestors;
+}
+
 /*
- * The flows reading this table, or -- for a partition -- one of its
- * ancestors, with the table each reads (*tables, in step).
+ * The flows reading this table, or one of its ancestors (partitioned
+ * tables, inheritance parents) without ONLY, with the table each reads
+ * (*tables, in step).
  */
 static List *
 flows_reading(Oid relid, List **tables)
 {
-	List	   *candidates = list_make1_oid(relid);
+	List	   *candidates = lcons_oid(relid, capture_ancestors(relid));
 	List	   *flows = NIL;
 	ListCell   *lc;
 
-	if (get_rel_relispartition(relid))
-		candidates = list_concat(candidates, get_partition_ancestors(relid));
 	*tables = NIL;
 	foreach(lc, candidates)
 	{
@@ -134,6 +181,9 @@ flows_reading(Oid relid, List **tables)
 
 			if (!list_member_oid(flow->source_relids, table))
 				continue;		/* only its sink */
+			if (table != relid &&
+				!flow_plan_reads_descendants(stringToNode(flow->query_tree), table))
+				continue;		/* FROM ONLY the ancestor */
 			flows = lappend(flows, flow);
 			*tables = lappend_oid(*tables, table);
 		}
@@ -416,8 +466,8 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-static bool
-has_capture_triggers(Oid relid)
+bool
+capture_has_triggers(Oid relid)
 {
 	return OidIsValid(get_trigger_oid(relid, "flowpg_capture_insert", true));
 }
@@ -428,7 +478,7 @@ install_on(Oid relid)
 	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												   get_rel_name(relid));
 
-	if (has_capture_triggers(relid))
+	if (capture_has_triggers(relid))
 		return;
 	for (int i = 0; i < lengthof(capture_events); i++)
 	{
@@ -485,7 +535,7 @@ remove_from(Oid relid)
 {
 	char	   *table;
 
-	if (!has_capture_triggers(relid))
+	if (!capture_has_triggers(relid))
 		return;
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 									   get_rel_name(relid));

@@ -15,8 +15,14 @@ extern void capture_install(Oid relid);
 /* Removes them when no flow reads the table any more. */
 extern void capture_remove_if_unused(Oid relid);
 
-/* Does a flow read this table, or an ancestor of this partition? */
+/* Does a flow read this table, or an ancestor it inherits from? */
 extern bool capture_table_has_flows(Oid relid);
+
+/* The ancestors of a table: partitioned tables and inheritance parents. */
+extern List *capture_ancestors(Oid relid);
+
+/* Does the table carry flowpg's capture triggers? */
+extern bool capture_has_triggers(Oid relid);
 
 /* Removes capture triggers that serve no flow (detached partitions). */
 extern void capture_sweep(void);

@@ -37,6 +37,7 @@
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -321,6 +322,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 {
 	List	   *altered;
 	ListCell   *lc;
+	bool		sweep;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_on_ddl_command_end must be called as an event trigger");
@@ -328,6 +330,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 
 	altered = touched_objects(false);
+	sweep = false;
 	foreach(lc, catalog_get_all())
 	{
 		FlowEntry  *entry = lfirst(lc);
@@ -369,14 +372,39 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 					capture_sweep();	/* a detached partition's triggers */
 				}
 			}
-			else if (get_rel_relispartition(obj->objid))
+			else
 			{
-				/* a new partition (CREATE TABLE ... PARTITION OF) of a source */
+				/*
+				 * A new descendant of a source (CREATE TABLE ... PARTITION
+				 * OF, or ... INHERITS, ALTER TABLE ... INHERIT) is captured
+				 * from now on; rows a table brings into an inheritance tree
+				 * are recomputed.  One that left a tree (NO INHERIT) keeps
+				 * its triggers until swept, and the flows of trees that
+				 * have children recompute.
+				 */
 				ListCell   *lc3;
+				bool		descendant = false;
 
-				foreach(lc3, get_partition_ancestors(obj->objid))
-					if (list_member_oid(entry->source_relids, lfirst_oid(lc3)))
-						capture_install(obj->objid);
+				foreach(lc3, capture_ancestors(obj->objid))
+					if (list_member_oid(entry->source_relids, lfirst_oid(lc3)) &&
+						flow_plan_reads_descendants(query, lfirst_oid(lc3)))
+						descendant = true;
+				if (descendant)
+				{
+					capture_install(obj->objid);
+					if (!get_rel_relispartition(obj->objid))
+						capture_log_whole_flow(entry->flow_id);
+				}
+				else if (capture_has_triggers(obj->objid) &&
+						 !capture_table_has_flows(obj->objid))
+				{
+					ListCell   *lc4;
+
+					foreach(lc4, entry->source_relids)
+						if (has_subclass(lfirst_oid(lc4)))
+							capture_log_whole_flow(entry->flow_id);
+					sweep = true;
+				}
 			}
 		}
 		if (!concerned)
@@ -385,6 +413,8 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 		if (strcmp(text, entry->query) != 0)
 			catalog_update_query_text(entry->flow_id, text);
 	}
+	if (sweep)
+		capture_sweep();
 	PG_RETURN_VOID();
 }
 

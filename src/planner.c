@@ -852,6 +852,23 @@ flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg)
 	return column_walker((Node *) query, &context);
 }
 
+bool
+flow_plan_reads_descendants(Query *query, Oid relid)
+{
+	RelationWalkContext walk = {NIL};
+	ListCell   *lc;
+
+	(void) relation_walker((Node *) query, &walk);
+	foreach(lc, walk.rtes)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+		if (rte->relid == relid && rte->inh)
+			return true;
+	}
+	return false;
+}
+
 int
 flow_plan_count_relation(Query *query, Oid relid)
 {

@@ -115,6 +115,9 @@ extern struct WindowProbe *flow_plan_window_probe(FlowPlan *plan);
 typedef bool (*FlowColumnVisitor) (Var *var, RangeTblEntry *rte, void *arg);
 extern bool flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg);
 
+/* Does the query read the table without ONLY (its children too)? */
+extern bool flow_plan_reads_descendants(Query *query, Oid relid);
+
 /* How many range table entries, at any query level, read the table. */
 extern int	flow_plan_count_relation(Query *query, Oid relid);
 
