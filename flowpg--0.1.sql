@@ -36,7 +36,7 @@ CREATE TABLE flowpg.flow (
 	settings		text[] NOT NULL,	/* pinned GUCs, as name=value */
 	options			jsonb NOT NULL DEFAULT '{}',
 	state			text NOT NULL DEFAULT 'active'
-		CHECK (state IN ('active', 'recovering', 'failed', 'disabled')),
+		CHECK (state IN ('active', 'failed', 'restoring')),
 	state_reason	text,
 	created_at		timestamptz NOT NULL DEFAULT now(),
 	updated_at		timestamptz NOT NULL DEFAULT now(),
@@ -165,6 +165,16 @@ LANGUAGE C STRICT STABLE;
  * flowpg.flows: one row per flow.  The query and names are deparsed from the
  * stored tree, so renaming a source, sink or column shows the new names.
  */
+/*
+ * What a flow's state is: the catalog's (what its last run left), unless no
+ * worker runs the database's flows at all (no slot, flowpg.enabled off).
+ */
+CREATE FUNCTION flowpg._flow_state(state text, state_reason text,
+	OUT state text, OUT state_reason text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flowpg_flow_state'
+LANGUAGE C VOLATILE;
+
 CREATE VIEW flowpg.flows AS
 SELECT f.flow_id,
 	   f.flow_name,
@@ -178,8 +188,8 @@ SELECT f.flow_id,
 	   f.expire_after,
 	   f.eval_interval,
 	   f.comment,
-	   f.state,
-	   f.state_reason,
+	   st.state,
+	   st.state_reason,
 	   f.created_at,
 	   f.updated_at,
 	   'CREATE FLOW ' || pg_catalog.quote_ident(f.flow_name)
@@ -193,6 +203,7 @@ SELECT f.flow_id,
 	   || ' AS ' || q.query AS flow_definition
 FROM flowpg.flow f
 CROSS JOIN LATERAL flowpg._deparse_query(f.flow_id) AS q(query)
+CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
 LEFT JOIN pg_catalog.pg_attribute a
 	   ON a.attrelid = f.time_table AND a.attnum = f.time_column;
 
@@ -202,7 +213,8 @@ CREATE FUNCTION flowpg._stream_stats(flow_id bigint,
 	OUT queued_batches bigint, OUT queued_bytes bigint,
 	OUT batches_applied bigint, OUT batches_dropped bigint,
 	OUT fallbacks bigint, OUT freshness interval,
-	OUT last_flush_at timestamptz, OUT status text)
+	OUT last_flush_at timestamptz, OUT status text,
+	OUT oldest_queued_at timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'flowpg_stream_stats'
 LANGUAGE C STRICT VOLATILE;
@@ -212,8 +224,8 @@ CREATE VIEW flowpg.flow_stats AS
 SELECT f.flow_id,
 	   f.flow_name,
 	   f.mode,
-	   CASE WHEN f.state = 'active' AND s.status = 'recovering' THEN 'recovering'
-			ELSE f.state END AS state,
+	   CASE WHEN st.state = 'active' AND s.status = 'recovering' THEN 'recovering'
+			ELSE st.state END AS state,
 	   coalesce(r.rows_in, 0) AS rows_in,
 	   coalesce(r.rows_out, 0) AS rows_out,
 	   coalesce(r.runs, 0) AS runs,
@@ -223,8 +235,9 @@ SELECT f.flow_id,
 	   r.next_run_at,
 	   coalesce(d.pending, 0) AS pending,
 	   d.pending_rows,
-	   CASE WHEN d.oldest IS NULL THEN interval '0'
-			ELSE pg_catalog.clock_timestamp() - d.oldest END AS lag,
+	   /* the oldest change not in the sink: logged dirty, or queued */
+	   CASE WHEN d.oldest IS NULL AND s.oldest_queued_at IS NULL THEN interval '0'
+			ELSE pg_catalog.clock_timestamp() - LEAST(d.oldest, s.oldest_queued_at) END AS lag,
 	   s.state_groups,
 	   s.state_bytes,
 	   s.queued_batches AS queue_depth,
@@ -235,6 +248,7 @@ SELECT f.flow_id,
 	   s.freshness,
 	   s.last_flush_at
 FROM flowpg.flow f
+CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
 LEFT JOIN LATERAL flowpg._stream_stats(f.flow_id) s ON f.mode = 'streaming'
 LEFT JOIN flowpg.flow_run r USING (flow_id)
 LEFT JOIN (SELECT flow_id, count(*) AS pending, sum(nrows) AS pending_rows,

@@ -21,6 +21,7 @@
 #include "parser/analyze.h"
 #include "parser/parser.h"
 #include "optimizer/optimizer.h"
+#include "commands/dbcommands.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -98,6 +99,27 @@ check_capture_privilege(List *source_relids)
 					 errhint("The table's owner can GRANT TRIGGER ON %s to the flow's creator.",
 							 get_rel_name(relid))));
 	}
+}
+
+/*
+ * The flow is only as fresh as its worker: say so when none could be
+ * started (every background worker slot in use).  The launcher keeps trying.
+ */
+static void
+warn_if_no_worker(void)
+{
+	TimestampTz since;
+	pid_t		pid;
+
+	if (worker_status(MyDatabaseId, &since, &pid) == WORKER_NONE)
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no flowpg worker runs for database \"%s\"",
+						get_database_name(MyDatabaseId)),
+				 errdetail("Every background worker slot (max_worker_processes = %d) was in use when flowpg last tried to start one. "
+						   "Until a slot frees, the flow's sink is written only by flush_flow and refresh_flow.",
+						   max_worker_processes),
+				 errhint("Raise max_worker_processes (the launcher, a worker per database with flows, parallel query and logical replication share it) and restart the server.")));
 }
 
 static char *
@@ -229,6 +251,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	else if (existing)
 		capture_log_whole_flow(entry->flow_id);	/* the old rows are stale */
 	worker_request(MyDatabaseId);
+	warn_if_no_worker();
 
 	PG_RETURN_INT64(entry->flow_id);
 }

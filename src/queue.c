@@ -421,6 +421,8 @@ queue_get_stats(int64 flow_id, StreamStats *stats)
 		return false;
 	SpinLockAcquire(&slot->mutex);
 	*stats = slot->stats;
+	stats->oldest_queued_at = DsaPointerIsValid(slot->head) ?
+		((BatchHeader *) dsa_get_address(area, slot->head))->queued_at : 0;
 	SpinLockRelease(&slot->mutex);
 	return true;
 }

@@ -41,6 +41,7 @@ typedef struct StreamStats
 	TimestampTz last_flush_at;
 	int			status;			/* STREAM_STATUS_* */
 	int64		round_rows;		/* sink rows the last round wrote */
+	TimestampTz oldest_queued_at;	/* of the batches not taken yet, 0 none */
 } StreamStats;
 
 #define STREAM_STATUS_NONE 0

@@ -12,18 +12,20 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
-#include "access/htup_details.h"
-#include "flowpg.h"
-#include "queue.h"
-#include "funcapi.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/elog.h"
 
 #include "catalog.h"
+#include "flowpg.h"
+#include "queue.h"
 #include "stats.h"
+#include "worker.h"
 
 /* How many errors are kept per flow. */
 #define ERRORS_KEPT 20
@@ -143,8 +145,8 @@ Datum
 flowpg_stream_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
+	Datum		values[11];
+	bool		nulls[11] = {0};
 	StreamStats st;
 	static const char *const statuses[] = {"none", "recovering", "active"};
 
@@ -174,5 +176,60 @@ flowpg_stream_stats(PG_FUNCTION_ARGS)
 	nulls[8] = st.last_flush_at == 0;
 	values[8] = TimestampTzGetDatum(st.last_flush_at);
 	values[9] = CStringGetTextDatum(statuses[st.status]);
+	nulls[10] = st.oldest_queued_at == 0;
+	values[10] = TimestampTzGetDatum(st.oldest_queued_at);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(flowpg_flow_state);
+
+/*
+ * flowpg._flow_state(state, state_reason): what flows and flow_stats show.
+ * The catalog's state (active, failed, restoring) is what the last run
+ * left; whether anything runs the flows at all is known only here: a
+ * database without a worker, or with flowpg.enabled off, must not look
+ * active.
+ */
+Datum
+flowpg_flow_state(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	char	   *state = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *reason = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	TimestampTz since;
+	pid_t		pid;
+	WorkerStatus status = worker_status(MyDatabaseId, &since, &pid);
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	/* a failing or restoring flow says so; only "active" can be untrue */
+	if (strcmp(state, "active") == 0)
+	{
+		switch (status)
+		{
+			case WORKER_DISABLED:
+				state = "disabled";
+				reason = "flowpg.enabled is off: changes are captured, nothing is refreshed";
+				break;
+			case WORKER_NONE:
+				state = "no worker";
+				reason = psprintf("no flowpg worker runs for this database since %s: every background worker slot (max_worker_processes = %d) is in use; flowpg starts one as soon as a slot frees",
+								  timestamptz_to_str(since), max_worker_processes);
+				break;
+			case WORKER_NOT_PRELOADED:
+				state = "no worker";
+				reason = "flowpg is not in shared_preload_libraries: no worker runs";
+				break;
+			default:
+				break;
+		}
+	}
+	values[0] = CStringGetTextDatum(state);
+	if (reason)
+		values[1] = CStringGetTextDatum(reason);
+	else
+		nulls[1] = true;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

@@ -141,12 +141,15 @@ typedef struct DatabaseSlot
 	TimestampTz paused_until;	/* DROP/ALTER DATABASE needs it gone */
 	pid_t		worker_pid;
 	Latch	   *worker_latch;	/* writers wake it when they commit */
+	TimestampTz no_worker_since;	/* its worker could not be started */
 } DatabaseSlot;
 
 typedef struct FlowpgShared
 {
 	slock_t		mutex;
 	Latch	   *launcher_latch;
+	TimestampTz start_failed_at;	/* the launcher's last failed start, any database */
+	TimestampTz started_at;		/* and its last successful one */
 	int			nslots;
 	DatabaseSlot slots[MAX_DATABASES];
 } FlowpgShared;
@@ -281,6 +284,8 @@ database_slot(Oid dboid, bool create)
 	shared->slots[shared->nslots].idle_since = 0;
 	shared->slots[shared->nslots].paused_until = 0;
 	shared->slots[shared->nslots].worker_pid = 0;
+	shared->slots[shared->nslots].worker_latch = NULL;
+	shared->slots[shared->nslots].no_worker_since = 0;
 	return &shared->slots[shared->nslots++];
 }
 
@@ -359,8 +364,62 @@ set_worker_pid(Oid dboid, pid_t pid)
 	{
 		slot->worker_pid = pid;
 		slot->worker_latch = pid ? MyLatch : NULL;
+		if (pid)
+			slot->no_worker_since = 0;
 	}
 	SpinLockRelease(&shared->mutex);
+}
+
+/* The launcher: whether a worker for the database could be registered. */
+static void
+note_start(Oid dboid, bool started)
+{
+	DatabaseSlot *slot;
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, true);
+	if (started)
+		shared->started_at = now;
+	else
+		shared->start_failed_at = now;
+	if (slot && !started && slot->no_worker_since == 0)
+		slot->no_worker_since = now;
+	SpinLockRelease(&shared->mutex);
+}
+
+WorkerStatus
+worker_status(Oid dboid, TimestampTz *since, pid_t *pid)
+{
+	DatabaseSlot *slot;
+	WorkerStatus status = WORKER_STARTING;
+
+	*since = 0;
+	*pid = 0;
+	if (shared == NULL)
+		return WORKER_NOT_PRELOADED;
+	if (!flowpg_enabled)
+		return WORKER_DISABLED;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, false);
+	if (slot && slot->worker_pid != 0)
+	{
+		status = WORKER_RUNNING;
+		*pid = slot->worker_pid;
+	}
+	else if (slot && slot->no_worker_since != 0)
+	{
+		status = WORKER_NONE;
+		*since = slot->no_worker_since;
+	}
+	else if (shared->start_failed_at > shared->started_at)
+	{
+		/* not tried for this database yet, but the last start failed */
+		status = WORKER_NONE;
+		*since = shared->start_failed_at;
+	}
+	SpinLockRelease(&shared->mutex);
+	return status;
 }
 
 void
@@ -500,9 +559,14 @@ start_worker(Oid dboid)
 	{
 		ereport(LOG,
 				(errmsg("flowpg could not start a worker for database %u", dboid),
-				 errhint("Raise max_worker_processes.")));
+				 errdetail("All max_worker_processes (%d) background worker slots are in use.",
+						   max_worker_processes),
+				 errhint("Raise max_worker_processes (see flowpg's README for its sizing); "
+						 "flowpg retries whenever a slot frees.")));
+		note_start(dboid, false);
 		return NULL;
 	}
+	note_start(dboid, true);
 	return handle;
 }
 

@@ -8,6 +8,7 @@
 #ifndef FLOWPG_WORKER_H
 #define FLOWPG_WORKER_H
 
+#include "datatype/timestamp.h"
 #include "nodes/nodes.h"
 
 /* At load in the postmaster: shared memory hooks and the launcher. */
@@ -30,6 +31,19 @@ extern void worker_before_utility(Node *stmt);
 
 /* Does the database have a running worker? */
 extern bool worker_running(Oid dboid);
+
+/* Whether a worker runs a database's flows, for flows and flow_stats. */
+typedef enum WorkerStatus
+{
+	WORKER_RUNNING,
+	WORKER_STARTING,			/* requested, not up yet */
+	WORKER_NONE,				/* no background worker slot was free */
+	WORKER_DISABLED,			/* flowpg.enabled = off */
+	WORKER_NOT_PRELOADED
+} WorkerStatus;
+
+/* *since: when it last could not be started; *pid: the worker's. */
+extern WorkerStatus worker_status(Oid dboid, TimestampTz *since, pid_t *pid);
 
 /* Is the database's worker waiting for a lock this backend holds? */
 extern bool worker_blocked_by_me(Oid dboid);
