@@ -42,6 +42,12 @@ ALTER TABLE store.sales_per_hour RENAME COLUMN revenue TO income;
 DROP TRIGGER flowpg_capture_insert ON store.purchases;
 ALTER TABLE store.purchases DISABLE TRIGGER ALL;
 ALTER TABLE store.purchases DISABLE TRIGGER flowpg_capture_update;
+-- nor fired for other sessions than flowpg set them up for (that would lose
+-- changes, or count them twice)
+ALTER TABLE store.purchases ENABLE REPLICA TRIGGER flowpg_capture_insert;
+ALTER TABLE store.purchases ENABLE ALWAYS TRIGGER flowpg_capture_delete;
+ALTER TABLE store.purchases ENABLE TRIGGER flowpg_capture_row;
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'store.purchases'::regclass ORDER BY tgname;
 SELECT attname FROM pg_attribute WHERE attrelid = 'store.purchases'::regclass
    AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
 

@@ -44,6 +44,7 @@
 #include "utils/typcache.h"
 
 #include "batch.h"
+#include "dirty_log.h"
 #include "planner.h"
 #include "settings.h"
 #include "sink.h"
@@ -351,66 +352,6 @@ batch_restrict_query(FlowPlan *plan, Query *query, List *ranges)
 										   ranges_qual(plan, ranges));
 }
 
-typedef struct LogEntry
-{
-	ItemPointerData tid;
-	bool		whole;
-	int64		lo;
-	int64		hi;
-	int64		nrows;
-} LogEntry;
-
-static List *
-read_dirty_log(int64 flow_id)
-{
-	Oid			argtypes[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(flow_id)};
-	List	   *entries = NIL;
-	MemoryContext caller = CurrentMemoryContext;
-	char	   *sql = psprintf("SELECT ctid, lo, hi, nrows FROM flowpg.dirty_log WHERE flow_id = $1 "
-							   "ORDER BY lo NULLS FIRST, hi LIMIT %d", MAX_LOG_ENTRIES_PER_RUN);
-
-	catalog_query_privileged(sql, 1, argtypes, args, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext old = MemoryContextSwitchTo(caller);
-		LogEntry   *e = palloc(sizeof(LogEntry));
-		bool		isnull;
-
-		e->tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(tuple, desc, 1, &isnull));
-		e->lo = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &e->whole));
-		e->hi = e->whole ? 0 : DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
-		e->nrows = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
-		entries = lappend(entries, e);
-		MemoryContextSwitchTo(old);
-	}
-	catalog_query_privileged_end();
-	return entries;
-}
-
-static void
-delete_log_entries(List *consumed)
-{
-	Datum	   *tids;
-	ListCell   *lc;
-	ArrayType  *array;
-	Oid			argtypes[1] = {TIDARRAYOID};
-	Datum		args[1];
-	int			n = 0;
-
-	if (consumed == NIL)
-		return;
-	tids = palloc(sizeof(Datum) * list_length(consumed));
-	foreach(lc, consumed)
-		tids[n++] = PointerGetDatum(&((LogEntry *) lfirst(lc))->tid);
-	array = construct_array(tids, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
-	args[0] = PointerGetDatum(array);
-	catalog_execute_privileged("DELETE FROM flowpg.dirty_log WHERE ctid = ANY ($1)",
-							   1, argtypes, args, NULL);
-}
-
 /*
  * Merges the sorted log entries into window-aligned ranges, up to the run's
  * bound; *consumed gets the entries the ranges cover.
@@ -424,7 +365,7 @@ merge_ranges(WindowProbe *probe, List *entries, List **consumed)
 
 	foreach(lc, entries)
 	{
-		LogEntry   *e = lfirst(lc);
+		DirtyEntry   *e = lfirst(lc);
 		int64		start;
 		int64		end;
 		bool		unbounded;
@@ -515,7 +456,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return result;
-	entries = read_dirty_log(entry->flow_id);
+	entries = dirty_log_read(entry->flow_id, MAX_LOG_ENTRIES_PER_RUN);
 	if (entries == NIL)
 		return result;
 	result.more_pending = list_length(entries) == MAX_LOG_ENTRIES_PER_RUN;
@@ -523,7 +464,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 	run_begin(&run, entry);
 	result.window_usecs = current_window_usecs(&run);
 	foreach(lc, entries)
-		whole |= ((LogEntry *) lfirst(lc))->whole;
+		whole |= ((DirtyEntry *) lfirst(lc))->whole;
 	if (whole || run.probe == NULL)
 	{
 		List	   *ranges;
@@ -551,9 +492,9 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 	run_end(&run);
 
 	foreach(lc, consumed)
-		result.rows_in += ((LogEntry *) lfirst(lc))->nrows;
+		result.rows_in += ((DirtyEntry *) lfirst(lc))->nrows;
 	result.log_entries = list_length(consumed);
-	delete_log_entries(consumed);
+	dirty_log_delete(consumed);
 	return result;
 }
 
@@ -578,8 +519,6 @@ BatchResult
 batch_recompute_all(FlowEntry *entry)
 {
 	BatchResult result = {0, 0, 0, false, 0};
-	Oid			argtypes[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(entry->flow_id)};
 	RunContext	run;
 	List	   *ranges;
 
@@ -591,17 +530,7 @@ batch_recompute_all(FlowEntry *entry)
 	 * Entries this statement sees were committed before the recompute's
 	 * snapshot is taken, so their changes are in it.
 	 */
-	catalog_query_privileged("DELETE FROM flowpg.dirty_log WHERE flow_id = $1 RETURNING nrows",
-							 1, argtypes, args, NULL);
-	result.log_entries = SPI_processed;
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		result.rows_in += DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-													  SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	catalog_query_privileged_end();
+	result.log_entries = dirty_log_delete_all(entry->flow_id, &result.rows_in);
 
 	run_begin(&run, entry);
 	result.rows_out = recompute_whole(&run, &ranges);

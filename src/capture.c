@@ -46,6 +46,7 @@
 #include "utils/timestamp.h"
 
 #include "capture.h"
+#include "dirty_log.h"
 #include "operator.h"
 #include "queue.h"
 #include "stream_capture.h"
@@ -74,16 +75,62 @@ typedef struct CaptureEntry
 
 static HTAB *capture_cache = NULL;
 static MemoryContext capture_context = NULL;
-static Oid	dirty_log_relid = InvalidOid;
 static Oid	catalog_relid_seen = InvalidOid;
 static bool callback_registered = false;
 
-static const char *const capture_events[][2] = {
-	{"insert", "AFTER INSERT ON %s REFERENCING NEW TABLE AS flowpg_new"},
-	{"update", "AFTER UPDATE ON %s REFERENCING OLD TABLE AS flowpg_old NEW TABLE AS flowpg_new"},
-	{"delete", "AFTER DELETE ON %s REFERENCING OLD TABLE AS flowpg_old"},
-	{"truncate", "AFTER TRUNCATE ON %s"},
+/*
+ * The capture triggers of a table.  Statement triggers capture ordinary
+ * sessions (session_replication_role origin or local); logical replication
+ * appliers run as replicas and fire only row triggers, so a row trigger
+ * enabled for replicas only captures them -- and every other replica-role
+ * session -- exactly once.  TRUNCATE fires its statement trigger for all.
+ * Partitioned tables have no rows of their own: no row trigger there.
+ */
+typedef struct CaptureTrigger
+{
+	const char *name;
+	const char *definition;		/* %s: the table */
+	char		enabled;		/* tgenabled it must keep */
+	bool		per_row;
+} CaptureTrigger;
+
+static const CaptureTrigger capture_triggers[] = {
+	{"flowpg_capture_insert", "AFTER INSERT ON %s REFERENCING NEW TABLE AS flowpg_new FOR EACH STATEMENT",
+	TRIGGER_FIRES_ON_ORIGIN, false},
+	{"flowpg_capture_update", "AFTER UPDATE ON %s REFERENCING OLD TABLE AS flowpg_old NEW TABLE AS flowpg_new FOR EACH STATEMENT",
+	TRIGGER_FIRES_ON_ORIGIN, false},
+	{"flowpg_capture_delete", "AFTER DELETE ON %s REFERENCING OLD TABLE AS flowpg_old FOR EACH STATEMENT",
+	TRIGGER_FIRES_ON_ORIGIN, false},
+	{"flowpg_capture_truncate", "AFTER TRUNCATE ON %s FOR EACH STATEMENT",
+	TRIGGER_FIRES_ALWAYS, false},
+	{"flowpg_capture_row", "AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW",
+	TRIGGER_FIRES_ON_REPLICA, true},
 };
+
+static bool
+trigger_applies(const CaptureTrigger *ct, Oid relid)
+{
+	return !ct->per_row || get_rel_relkind(relid) == RELKIND_RELATION;
+}
+
+char
+capture_trigger_state(const char *tgname)
+{
+	for (int i = 0; i < lengthof(capture_triggers); i++)
+		if (strcmp(capture_triggers[i].name, tgname) == 0)
+			return capture_triggers[i].enabled;
+	return '\0';
+}
+
+bool
+capture_triggers_complete(Oid relid)
+{
+	for (int i = 0; i < lengthof(capture_triggers); i++)
+		if (trigger_applies(&capture_triggers[i], relid) &&
+			!OidIsValid(get_trigger_oid(relid, capture_triggers[i].name, true)))
+			return false;
+	return true;
+}
 
 void
 capture_invalidate_catalog(void)
@@ -91,7 +138,6 @@ capture_invalidate_catalog(void)
 	if (capture_context)
 		MemoryContextReset(capture_context);
 	capture_cache = NULL;
-	dirty_log_relid = InvalidOid;
 }
 
 static void
@@ -102,7 +148,7 @@ capture_relcache_callback(Datum arg, Oid relid)
 	 * a cached table may have moved it to other ancestors (ATTACH, DETACH,
 	 * INHERIT, NO INHERIT change its pg_class or pg_attribute rows).
 	 */
-	if (relid == InvalidOid || relid == catalog_relid_seen || relid == dirty_log_relid ||
+	if (relid == InvalidOid || relid == catalog_relid_seen ||
 		(capture_cache != NULL && hash_search(capture_cache, &relid, HASH_FIND, NULL) != NULL))
 		capture_invalidate_catalog();
 }
@@ -283,50 +329,6 @@ capture_entry(Oid relid)
 	return copy_entry(relid, n, local);
 }
 
-static Oid
-get_dirty_log_relid(void)
-{
-	register_invalidation();
-	if (!OidIsValid(dirty_log_relid))
-		dirty_log_relid = get_relname_relid("dirty_log", get_namespace_oid("flowpg", false));
-	if (!OidIsValid(dirty_log_relid))
-		elog(ERROR, "flowpg.dirty_log is missing");
-	return dirty_log_relid;
-}
-
-/* Appends one row to the dirty log, in the current transaction. */
-static void
-log_dirty(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows)
-{
-	Relation	rel = table_open(get_dirty_log_relid(), RowExclusiveLock);
-	Datum		values[5];
-	bool		nulls[5] = {false, whole, whole, false, false};
-	HeapTuple	tuple;
-
-	values[0] = Int64GetDatum(flow_id);
-	values[1] = Int64GetDatum(lo);
-	values[2] = Int64GetDatum(hi);
-	values[3] = Int64GetDatum(nrows);
-	values[4] = TimestampTzGetDatum(GetCurrentTimestamp());
-	tuple = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-	simple_heap_insert(rel, tuple);
-	heap_freetuple(tuple);
-	table_close(rel, RowExclusiveLock);
-	stream_capture_note_dirty(flow_id);
-}
-
-void
-capture_log_whole_flow(int64 flow_id)
-{
-	log_dirty(flow_id, true, 0, 0, 0);
-}
-
-void
-capture_log_range(int64 flow_id, int64 lo, int64 hi, int64 nrows)
-{
-	log_dirty(flow_id, false, lo, hi, nrows);
-}
-
 /* The changed range of one time column of the statement's rows. */
 typedef struct ColumnRange
 {
@@ -377,6 +379,59 @@ scan_transition_table(Tuplestorestate *table, TupleDesc desc,
 	return nrows;
 }
 
+/* The time of a row for a flow: false when it has none to place it by. */
+static bool
+row_time(CaptureFlow *cf, TupleTableSlot *slot, int64 *t)
+{
+	bool		isnull;
+	Datum		value;
+
+	if (cf->time_attno == 0)
+		return false;
+	value = slot_getattr(slot, cf->time_attno, &isnull);
+	if (isnull)
+		return false;
+	*t = window_datum_to_ordinal(cf->time_type, value);
+	return true;
+}
+
+static void
+note_row(CaptureFlow *cf, TupleTableSlot *slot)
+{
+	int64		t = 0;
+	bool		placed = row_time(cf, slot, &t);
+
+	dirty_log_note_row(cf->flow_id, !placed, t);
+}
+
+/*
+ * One row changed by a session in the replica role, a logical replication
+ * applier above all: inserted rows go to streaming flows one by one, every
+ * other change widens the transaction's dirty range of the flow.
+ */
+static void
+capture_row(TriggerData *trigdata, CaptureEntry *entry)
+{
+	bool		insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event);
+	bool		update = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event);
+
+	for (int i = 0; i < entry->nflows; i++)
+	{
+		CaptureFlow *cf = &entry->flows[i];
+
+		if (insert && cf->streaming)
+			stream_capture_row(cf->flow_id, cf->version, trigdata->tg_relation,
+							   trigdata->tg_trigslot);
+		else
+		{
+			/* the trigger slot holds the new row of an INSERT, the old of the rest */
+			note_row(cf, trigdata->tg_trigslot);
+			if (update)
+				note_row(cf, trigdata->tg_newslot);
+		}
+	}
+}
+
 Datum
 flowpg_capture(PG_FUNCTION_ARGS)
 {
@@ -387,18 +442,22 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	int			nranges = 0;
 	int64		nrows;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
-		!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event))
-		elog(ERROR, "flowpg_capture must be an AFTER ... FOR EACH STATEMENT trigger");
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event))
+		elog(ERROR, "flowpg_capture must be an AFTER trigger");
 	rel = trigdata->tg_relation;
 	entry = capture_entry(RelationGetRelid(rel));
 	if (entry->nflows == 0)
 		return PointerGetDatum(NULL);
+	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+	{
+		capture_row(trigdata, entry);
+		return PointerGetDatum(NULL);
+	}
 
 	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
 	{
 		for (int i = 0; i < entry->nflows; i++)
-			capture_log_whole_flow(entry->flows[i].flow_id);
+			dirty_log_append(entry->flows[i].flow_id, true, 0, 0, 0);
 		return PointerGetDatum(NULL);
 	}
 
@@ -459,9 +518,9 @@ flowpg_capture(PG_FUNCTION_ARGS)
 			if (ranges[j].attno == cf->time_attno)
 				range = &ranges[j];
 		if (range == NULL || range->has_null)
-			log_dirty(cf->flow_id, true, 0, 0, nrows);
+			dirty_log_append(cf->flow_id, true, 0, 0, nrows);
 		else
-			log_dirty(cf->flow_id, false, range->lo, range->hi, nrows);
+			dirty_log_append(cf->flow_id, false, range->lo, range->hi, nrows);
 	}
 	return PointerGetDatum(NULL);
 }
@@ -469,7 +528,7 @@ flowpg_capture(PG_FUNCTION_ARGS)
 bool
 capture_has_triggers(Oid relid)
 {
-	return OidIsValid(get_trigger_oid(relid, "flowpg_capture_insert", true));
+	return OidIsValid(get_trigger_oid(relid, capture_triggers[0].name, true));
 }
 
 static void
@@ -478,24 +537,23 @@ install_on(Oid relid)
 	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												   get_rel_name(relid));
 
-	if (capture_has_triggers(relid))
-		return;
-	for (int i = 0; i < lengthof(capture_events); i++)
+	for (int i = 0; i < lengthof(capture_triggers); i++)
 	{
-		char	   *name = psprintf("flowpg_capture_%s", capture_events[i][0]);
+		const CaptureTrigger *ct = &capture_triggers[i];
 
-		catalog_execute_privileged(psprintf("CREATE TRIGGER %s %s FOR EACH STATEMENT "
-											"EXECUTE FUNCTION flowpg._capture()",
-											quote_identifier(name),
-											psprintf(capture_events[i][1], table)),
+		if (!trigger_applies(ct, relid) || OidIsValid(get_trigger_oid(relid, ct->name, true)))
+			continue;
+		catalog_execute_privileged(psprintf("CREATE TRIGGER %s %s EXECUTE FUNCTION flowpg._capture()",
+											quote_identifier(ct->name),
+											psprintf(ct->definition, table)),
 								   0, NULL, NULL, NULL);
-		/* logical replication appliers run as replicas: capture them too */
-		catalog_execute_privileged(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
-											table, quote_identifier(name)),
-								   0, NULL, NULL, NULL);
+		if (ct->enabled != TRIGGER_FIRES_ON_ORIGIN)
+			catalog_execute_privileged(psprintf("ALTER TABLE %s ENABLE %s TRIGGER %s", table,
+												ct->enabled == TRIGGER_FIRES_ALWAYS ? "ALWAYS" : "REPLICA",
+												quote_identifier(ct->name)),
+									   0, NULL, NULL, NULL);
 	}
 }
-
 
 /* The table and, when partitioned, all its partitions (direct DML on them). */
 void
@@ -533,18 +591,15 @@ capture_remove_if_unused(Oid relid)
 static void
 remove_from(Oid relid)
 {
-	char	   *table;
+	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												   get_rel_name(relid));
 
-	if (!capture_has_triggers(relid))
-		return;
-	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									   get_rel_name(relid));
-	for (int i = 0; i < lengthof(capture_events); i++)
-		catalog_execute_privileged(psprintf("DROP TRIGGER IF EXISTS %s ON %s",
-											quote_identifier(psprintf("flowpg_capture_%s",
-																	  capture_events[i][0])),
-											table),
-								   0, NULL, NULL, NULL);
+	for (int i = 0; i < lengthof(capture_triggers); i++)
+		if (OidIsValid(get_trigger_oid(relid, capture_triggers[i].name, true)))
+			catalog_execute_privileged(psprintf("DROP TRIGGER %s ON %s",
+												quote_identifier(capture_triggers[i].name),
+												table),
+									   0, NULL, NULL, NULL);
 }
 
 /*
@@ -564,8 +619,8 @@ capture_sweep(void)
 	{
 		Form_pg_trigger trigger = (Form_pg_trigger) GETSTRUCT(tuple);
 
-		if (strcmp(NameStr(trigger->tgname), "flowpg_capture_insert") == 0)
-			tables = lappend_oid(tables, trigger->tgrelid);
+		if (capture_trigger_state(NameStr(trigger->tgname)) != '\0')
+			tables = list_append_unique_oid(tables, trigger->tgrelid);
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);

@@ -24,16 +24,19 @@ extern List *capture_ancestors(Oid relid);
 /* Does the table carry flowpg's capture triggers? */
 extern bool capture_has_triggers(Oid relid);
 
+/* Does it carry every one of them (a restore may be half way)? */
+extern bool capture_triggers_complete(Oid relid);
+
+/*
+ * The tgenabled a capture trigger of this name must keep ('\0': not one
+ * of flowpg's).
+ */
+extern char capture_trigger_state(const char *tgname);
+
 /* Removes capture triggers that serve no flow (detached partitions). */
 extern void capture_sweep(void);
 
 /* Forgets cached flow lists; called when the catalog changes. */
 extern void capture_invalidate_catalog(void);
-
-/* Records that the whole of a flow must be recomputed. */
-extern void capture_log_whole_flow(int64 flow_id);
-
-/* Records that the windows of time ordinals lo..hi must be recomputed. */
-extern void capture_log_range(int64 flow_id, int64 lo, int64 hi, int64 nrows);
 
 #endif							/* FLOWPG_CAPTURE_H */

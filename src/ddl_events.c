@@ -50,6 +50,7 @@
 #include "utils/syscache.h"
 
 #include "capture.h"
+#include "dirty_log.h"
 #include "catalog.h"
 #include "ddl_events.h"
 #include "planner.h"
@@ -286,10 +287,27 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+static const char *
+trigger_state_name(char state)
+{
+	switch (state)
+	{
+		case TRIGGER_FIRES_ON_ORIGIN:
+			return "enabled";
+		case TRIGGER_FIRES_ALWAYS:
+			return "enabled always";
+		case TRIGGER_FIRES_ON_REPLICA:
+			return "enabled for replicas";
+		default:
+			return "disabled";
+	}
+}
+
 /*
- * A capture trigger of a source must not be disabled.  (One that is not
- * there yet is being restored by pg_restore, which creates them one by one;
- * dropping them is refused in sql_drop.)
+ * A capture trigger of a source keeps the state flowpg gave it: disabling
+ * it, or firing it for other sessions, would lose changes or count them
+ * twice.  (One that is not there yet is being restored by pg_restore, which
+ * creates them one by one; dropping them is refused in sql_drop.)
  */
 static void
 check_capture_triggers(Oid relid, const char *flow_name)
@@ -300,13 +318,14 @@ check_capture_triggers(Oid relid, const char *flow_name)
 	for (int i = 0; triggers && i < triggers->numtriggers; i++)
 	{
 		Trigger    *trigger = &triggers->triggers[i];
+		char		state = capture_trigger_state(trigger->tgname);
 
-		if (strncmp(trigger->tgname, "flowpg_capture_", 15) == 0 &&
-			trigger->tgenabled == TRIGGER_DISABLED)
+		if (state != '\0' && trigger->tgenabled != state)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("trigger %s on table %s must stay enabled: flow \"%s\" captures changes with it",
-							trigger->tgname, RelationGetRelationName(rel), flow_name)));
+					 errmsg("trigger %s on table %s must stay %s: flow \"%s\" captures changes with it",
+							trigger->tgname, RelationGetRelationName(rel),
+							trigger_state_name(state), flow_name)));
 	}
 	table_close(rel, AccessShareLock);
 }
@@ -368,7 +387,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				if (get_rel_relkind(obj->objid) == RELKIND_PARTITIONED_TABLE)
 				{
 					capture_install(obj->objid);
-					capture_log_whole_flow(entry->flow_id);
+					dirty_log_append(entry->flow_id, true, 0, 0, 0);
 					capture_sweep();	/* a detached partition's triggers */
 				}
 			}
@@ -391,9 +410,10 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 						descendant = true;
 				if (descendant)
 				{
+					check_capture_triggers(obj->objid, entry->flow_name);
 					capture_install(obj->objid);
 					if (!get_rel_relispartition(obj->objid))
-						capture_log_whole_flow(entry->flow_id);
+						dirty_log_append(entry->flow_id, true, 0, 0, 0);
 				}
 				else if (capture_has_triggers(obj->objid) &&
 						 !capture_table_has_flows(obj->objid))
@@ -402,7 +422,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 
 					foreach(lc4, entry->source_relids)
 						if (has_subclass(lfirst_oid(lc4)))
-							capture_log_whole_flow(entry->flow_id);
+							dirty_log_append(entry->flow_id, true, 0, 0, 0);
 					sweep = true;
 				}
 			}

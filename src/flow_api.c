@@ -34,6 +34,7 @@
 
 #include "batch.h"
 #include "capture.h"
+#include "dirty_log.h"
 #include "catalog.h"
 #include "queue.h"
 #include "ddl_events.h"
@@ -249,7 +250,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	if (backfill)
 		(void) batch_refresh_range(entry, false, 0, false, 0);
 	else if (existing)
-		capture_log_whole_flow(entry->flow_id);	/* the old rows are stale */
+		dirty_log_append(entry->flow_id, true, 0, 0, 0);	/* the old rows are stale */
 	worker_request(MyDatabaseId);
 	warn_if_no_worker();
 

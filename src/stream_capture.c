@@ -35,7 +35,7 @@
 #include "utils/resowner.h"
 #include "utils/tuplestore.h"
 
-#include "capture.h"
+#include "dirty_log.h"
 #include "flowpg.h"
 #include "operator.h"
 #include "queue.h"
@@ -94,7 +94,6 @@ static HTAB *graph_cache = NULL;
 static MemoryContext graph_cache_memory = NULL;
 static List *retired_graphs = NIL;	/* replaced while a partial may use them */
 static PartialLevel *levels = NULL;
-static List *dirty_flows = NIL;		/* int64 flow ids, TopTransactionContext */
 static bool callbacks_registered = false;
 
 static void stream_xact_callback(XactEvent event, void *arg);
@@ -319,10 +318,39 @@ start_overflow(FlowPartial *partial)
 	partial->groups = NULL;
 }
 
-/* Runs the inserted rows through the flow's graph into the level's partial. */
+/* One source row in slot through the graph into the partial. */
+static void
+accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
+			   AttrNumber *map, Datum *values, bool *nulls)
+{
+	graph_load_row(graph, slot, map);
+	partial->nrows_in++;
+	if (partial->overflow)
+		note_overflow_row(partial, graph);
+	else if (graph->plan->is_aggregate)
+	{
+		(void) graph_accumulate_row(graph, partial->groups);
+		if (partial->groups->ngroups > overflow_groups())
+			start_overflow(partial);
+	}
+	else if (graph_project_row(graph, values, nulls))
+	{
+		for (int o = 0; o < graph->noutputs; o++)
+			datum_write(&partial->rows, values[o], nulls[o],
+						graph->output_byvals[o], graph->output_lens[o]);
+		partial->nrows_out++;
+		if (partial->rows.len > overflow_groups() * 64)
+			start_overflow(partial);
+	}
+}
+
+/*
+ * Runs the inserted rows (a statement's transition table, or one row)
+ * through the flow's graph into the level's partial.
+ */
 static void
 accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows,
-				PartialLevel *level)
+				TupleTableSlot *one_row, PartialLevel *level)
 {
 	GraphCacheEntry *entry;
 	StreamGraph *graph;
@@ -352,33 +380,18 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 						   SECURITY_RESTRICTED_OPERATION);
 	nestlevel = flow_settings_push(entry->settings);
 
-	readptr = tuplestore_alloc_read_pointer(rows, EXEC_FLAG_REWIND);
-	tuplestore_select_read_pointer(rows, readptr);
-	tuplestore_rescan(rows);
-	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
-	while (tuplestore_gettupleslot(rows, true, false, slot))
+	if (rows == NULL)
+		accumulate_row(graph, partial, one_row, map, values, nulls);
+	else
 	{
-		graph_load_row(graph, slot, map);
-		partial->nrows_in++;
-		if (partial->overflow)
-			note_overflow_row(partial, graph);
-		else if (graph->plan->is_aggregate)
-		{
-			(void) graph_accumulate_row(graph, partial->groups);
-			if (partial->groups->ngroups > overflow_groups())
-				start_overflow(partial);
-		}
-		else if (graph_project_row(graph, values, nulls))
-		{
-			for (int o = 0; o < graph->noutputs; o++)
-				datum_write(&partial->rows, values[o], nulls[o],
-							graph->output_byvals[o], graph->output_lens[o]);
-			partial->nrows_out++;
-			if (partial->rows.len > overflow_groups() * 64)
-				start_overflow(partial);
-		}
+		readptr = tuplestore_alloc_read_pointer(rows, EXEC_FLAG_REWIND);
+		tuplestore_select_read_pointer(rows, readptr);
+		tuplestore_rescan(rows);
+		slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
+		while (tuplestore_gettupleslot(rows, true, false, slot))
+			accumulate_row(graph, partial, slot, map, values, nulls);
+		ExecDropSingleTupleTableSlot(slot);
 	}
-	ExecDropSingleTupleTableSlot(slot);
 
 	flow_settings_pop(nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
@@ -392,15 +405,14 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
  * recompute then meets the same error and records it, as for a batching
  * flow.  What was gathered into the partial is recomputed too.
  */
-void
-stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows)
+static void
+capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows,
+				TupleTableSlot *one_row)
 {
 	PartialLevel *level;
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 
-	if (rows == NULL)
-		return;
 	register_callbacks();
 	/* the writer's own level: the subtransaction below is ours only */
 	level = current_level();
@@ -408,7 +420,7 @@ stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate
 	MemoryContextSwitchTo(oldcontext);
 	PG_TRY();
 	{
-		accumulate_rows(flow_id, version, rel, rows, level);
+		accumulate_rows(flow_id, version, rel, rows, one_row, level);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
@@ -435,7 +447,7 @@ stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate
 			if (partial->flow_id == flow_id)
 				partial->overflow_whole = true;
 		}
-		capture_log_whole_flow(flow_id);
+		dirty_log_append(flow_id, true, 0, 0, 0);
 		flow = catalog_get_by_id(flow_id);
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
@@ -445,6 +457,19 @@ stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
+}
+
+void
+stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows)
+{
+	if (rows != NULL)
+		capture_guarded(flow_id, version, rel, rows, NULL);
+}
+
+void
+stream_capture_row(int64 flow_id, uint32 version, Relation rel, TupleTableSlot *row)
+{
+	capture_guarded(flow_id, version, rel, NULL, row);
 }
 
 /* Merges a committed subtransaction's partial into its parent's. */
@@ -633,9 +658,9 @@ fall_back_to_dirty_log(FlowPartial *partial)
 		hi = Max(hi, group->time_hi);
 	}
 	if (whole)
-		capture_log_whole_flow(partial->flow_id);
+		dirty_log_append(partial->flow_id, true, 0, 0, 0);
 	else if (lo <= hi)
-		capture_log_range(partial->flow_id, lo, hi, partial->nrows_in);
+		dirty_log_append(partial->flow_id, false, lo, hi, partial->nrows_in);
 	queue_count_fallback(partial->flow_id, 1);
 }
 
@@ -688,18 +713,6 @@ ship_partials(bool prepare)
 	}
 }
 
-void
-stream_capture_note_dirty(int64 flow_id)
-{
-	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
-	int64	   *id = palloc(sizeof(int64));
-
-	register_callbacks();
-	*id = flow_id;
-	dirty_flows = lappend(dirty_flows, id);
-	MemoryContextSwitchTo(old);
-}
-
 static void
 stream_xact_callback(XactEvent event, void *arg)
 {
@@ -707,20 +720,13 @@ stream_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 			ship_partials(false);
-			{
-				ListCell   *lc;
-
-				/* before the commit: nothing after it may fail */
-				foreach(lc, dirty_flows)
-					queue_note_dirty(*(int64 *) lfirst(lc));
-			}
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			ship_partials(true);
 			break;
 		case XACT_EVENT_COMMIT:
 			/* the worker applies what this commit made visible */
-			if (levels != NULL || dirty_flows != NIL)
+			if (levels != NULL)
 				worker_wake(MyDatabaseId);
 			/* FALLTHROUGH */
 		case XACT_EVENT_ABORT:
@@ -728,7 +734,6 @@ stream_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			levels = NULL;		/* the memory goes with TopTransactionContext */
-			dirty_flows = NIL;
 			if (retired_graphs != NIL)
 			{
 				ListCell   *lc;
@@ -754,8 +759,5 @@ stream_capture_changed(int64 flow_id)
 		foreach(lc, level->flows)
 			if (((FlowPartial *) lfirst(lc))->flow_id == flow_id)
 				return true;
-	foreach(lc, dirty_flows)
-		if (*(int64 *) lfirst(lc) == flow_id)
-			return true;
-	return false;
+	return dirty_log_written_here(flow_id);
 }

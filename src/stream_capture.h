@@ -19,8 +19,9 @@
 extern void stream_capture_rows(int64 flow_id, uint32 version, Relation rel,
 								Tuplestorestate *rows);
 
-/* Remembers that the flow got dirty log entries (told to the worker at commit). */
-extern void stream_capture_note_dirty(int64 flow_id);
+/* The same for one inserted row (row-level capture of replica sessions). */
+extern void stream_capture_row(int64 flow_id, uint32 version, Relation rel,
+							   TupleTableSlot *row);
 
 /* Has the current transaction changed a source of the flow? */
 extern bool stream_capture_changed(int64 flow_id);

@@ -48,7 +48,7 @@
 #include "utils/timestamp.h"
 
 #include "batch.h"
-#include "capture.h"
+#include "dirty_log.h"
 #include "catalog.h"
 #include "flowpg.h"
 #include "operator.h"
@@ -839,9 +839,9 @@ apply_pending(StreamFlow *flow)
 	list_free(done);
 
 	if (flow->fallback_whole)
-		capture_log_whole_flow(flow->flow_id);
+		dirty_log_append(flow->flow_id, true, 0, 0, 0);
 	else if (flow->fallback_lo <= flow->fallback_hi)
-		capture_log_range(flow->flow_id, flow->fallback_lo, flow->fallback_hi, 0);
+		dirty_log_append(flow->flow_id, false, flow->fallback_lo, flow->fallback_hi, 0);
 	if (flow->fallback_whole || flow->fallback_lo <= flow->fallback_hi)
 	{
 		queue_count_fallback(flow->flow_id, 1);

@@ -57,6 +57,7 @@
 
 #include "batch.h"
 #include "catalog.h"
+#include "dirty_log.h"
 #include "flowpg.h"
 #include "stats.h"
 #include "queue.h"
@@ -779,10 +780,10 @@ run_due_flows(long *wait_ms)
 	has_flows = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists();
 	if (has_flows)
 	{
+		List	   *dirty = dirty_log_flows();
+
 		/* streaming flows: their dirty log is stream_run's */
-		catalog_query_privileged("SELECT f.flow_id, r.next_run_at, "
-								 "f.mode <> 'streaming' AND "
-								 "EXISTS (SELECT 1 FROM flowpg.dirty_log d WHERE d.flow_id = f.flow_id) "
+		catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming' "
 								 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
 								 0, NULL, NULL, NULL);
 		has_flows = SPI_processed > 0;
@@ -792,9 +793,13 @@ run_due_flows(long *wait_ms)
 			bool		next_null;
 			int64		flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 			TimestampTz next = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &next_null));
-			bool		pending = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
+			bool		batching = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
+			bool		pending = false;
+			ListCell   *lc2;
 
-			if (!pending)
+			foreach(lc2, dirty)
+				pending |= *(int64 *) lfirst(lc2) == flow_id;
+			if (!batching || !pending)
 				continue;
 			if (busy_until(flow_id) > now)
 			{

@@ -3,7 +3,7 @@
 #
 # The restored database must have the same flows (identical definitions),
 # the same sink tables and contents, the capture triggers on the sources
-# (enabled ALWAYS, as create_flow leaves them) and the pending dirty log.
+# (in the states create_flow leaves them) and the pending dirty log.
 # Changes made to the restored source are captured; after flush_flow the
 # restored sinks equal the flows' queries over the restored source (EXCEPT
 # ALL both ways), including the changes that were pending at dump time.
@@ -105,8 +105,8 @@ my $dirty = $node->safe_psql('flowdb', $dirty_sql);
 my $triggers = $node->safe_psql('flowdb', $triggers_sql);
 like(
 	$triggers,
-	qr/^flowpg_capture_delete:A:\S+ flowpg_capture_insert:A:\S+ flowpg_capture_truncate:A:\S+ flowpg_capture_update:A:\S+$/,
-	'the source has the four capture triggers, enabled ALWAYS');
+	qr/^flowpg_capture_delete:O:\S+ flowpg_capture_insert:O:\S+ flowpg_capture_row:R:\S+ flowpg_capture_truncate:A:\S+ flowpg_capture_update:O:\S+$/,
+	'the source has the capture triggers: statement ones for ordinary sessions, a row one for replicas');
 
 # Dump and restore into a new database.
 my $dump = $PostgreSQL::Test::Utils::tmp_check . '/flowdb_pending.dump';

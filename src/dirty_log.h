@@ -1,0 +1,51 @@
+/*-------------------------------------------------------------------------
+ *
+ * dirty_log.h
+ *	  The dirty log (table flowpg.dirty_log): ranges of time values whose
+ *	  windows must be recomputed from the source.  Every access to the
+ *	  table goes through here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_DIRTY_LOG_H
+#define FLOWPG_DIRTY_LOG_H
+
+#include "nodes/pg_list.h"
+#include "storage/itemptr.h"
+
+/* One entry: time ordinals lo..hi of a flow, or the whole flow. */
+typedef struct DirtyEntry
+{
+	ItemPointerData tid;
+	bool		whole;
+	int64		lo;
+	int64		hi;
+	int64		nrows;
+} DirtyEntry;
+
+/* Appends an entry in the current transaction (writers need no rights). */
+extern void dirty_log_append(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows);
+
+/*
+ * Widens the range of a flow changed by this transaction, one row at a
+ * time (row-level capture); appended as one entry when it commits or
+ * prepares.  whole: the row has no time to place it by.
+ */
+extern void dirty_log_note_row(int64 flow_id, bool whole, int64 t);
+
+/* Has the current transaction logged anything for the flow? */
+extern bool dirty_log_written_here(int64 flow_id);
+
+/* The flow's entries, lowest range first, at most limit of them. */
+extern List *dirty_log_read(int64 flow_id, int limit);
+
+/* Deletes entries read by dirty_log_read. */
+extern void dirty_log_delete(List *entries);
+
+/* Deletes all the flow's entries visible now; *nrows gets their rows. */
+extern int	dirty_log_delete_all(int64 flow_id, int64 *nrows);
+
+/* The flows that have entries. */
+extern List *dirty_log_flows(void);
+
+#endif							/* FLOWPG_DIRTY_LOG_H */
