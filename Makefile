@@ -17,6 +17,7 @@ OBJS = \
 	src/sink.o \
 	src/flow_api.o \
 	src/ddl_events.o \
+	src/restore.o \
 	src/dirty_log.o \
 	src/capture.o \
 	src/batch.o \

@@ -136,6 +136,12 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'flowpg_capture'
 LANGUAGE C;
 
+/* A truncated sink makes its flow recompute (see sink.c). */
+CREATE FUNCTION flowpg._sink_truncated()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flowpg_sink_truncated'
+LANGUAGE C;
+
 /*
  * window_bounds: the window [window_start, window_end) of source values that
  * a window expression maps to the same value as "value"; the expression
@@ -301,5 +307,5 @@ CREATE TRIGGER flow_restore_fixup BEFORE INSERT ON flowpg.flow
 	FOR EACH ROW EXECUTE FUNCTION flowpg._catalog_restore_fixup();
 
 /* Internal functions: run by flowpg itself, not callable by users. */
-REVOKE EXECUTE ON FUNCTION flowpg._capture(), flowpg._catalog_restore_fixup(),
+REVOKE EXECUTE ON FUNCTION flowpg._capture(), flowpg._sink_truncated(), flowpg._catalog_restore_fixup(),
 	flowpg._on_sql_drop(), flowpg._on_ddl_command_end() FROM PUBLIC;

@@ -241,6 +241,7 @@ entry_from_heap(HeapTuple tuple, TupleDesc desc)
 	entry->settings = DatumGetArrayTypePCopy(values[Col_settings - 1]);
 	entry->options = DatumGetCString(DirectFunctionCall1(jsonb_out, values[Col_options - 1]));
 	entry->state = text_value(values, nulls, Col_state);
+	entry->state_reason = text_value(values, nulls, Col_state_reason);
 	entry->deps_view = nulls[Col_deps_view - 1] ? InvalidOid :
 		DatumGetObjectId(values[Col_deps_view - 1]);
 	entry->window_output = nulls[Col_window_output - 1] ? -1 :
@@ -423,6 +424,14 @@ entry_to_args(FlowEntry *entry, Oid *types, Datum *values, char *nulls)
 	"$1, $2::regrole, $3, $4, $5::regclass[], $6::regclass, $7, $8, " \
 	"$9::regclass, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::regclass, $19"
 
+static bool own_insert = false;
+
+bool
+catalog_own_insert(void)
+{
+	return own_insert;
+}
+
 int64
 catalog_insert(FlowEntry *entry)
 {
@@ -432,12 +441,23 @@ catalog_insert(FlowEntry *entry)
 	char		nulls[WRITE_NARGS];
 	bool		isnull;
 	int64		flow_id;
+	int			rc;
 
 	entry_to_args(entry, types, values, nulls);
 	catalog_begin(&access);
-	if (SPI_execute_with_args("INSERT INTO flowpg.flow (" WRITE_COLUMNS ") "
-							  "VALUES (" WRITE_PLACEHOLDERS ") RETURNING flow_id",
-							  WRITE_NARGS, types, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING)
+	own_insert = true;
+	PG_TRY();
+	{
+		rc = SPI_execute_with_args("INSERT INTO flowpg.flow (" WRITE_COLUMNS ") "
+								   "VALUES (" WRITE_PLACEHOLDERS ") RETURNING flow_id",
+								   WRITE_NARGS, types, values, nulls, false, 0);
+	}
+	PG_FINALLY();
+	{
+		own_insert = false;
+	}
+	PG_END_TRY();
+	if (rc != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "inserting into flowpg.flow failed");
 	flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	catalog_end(&access);
@@ -462,6 +482,24 @@ catalog_update(FlowEntry *entry)
 	if (SPI_execute_with_args("UPDATE flowpg.flow SET (" WRITE_COLUMNS ", state, state_reason, updated_at) = "
 							  "(" WRITE_PLACEHOLDERS ", 'active', NULL, now()) WHERE flow_id = $20",
 							  WRITE_NARGS + 1, types, values, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "updating flowpg.flow failed");
+	catalog_end(&access);
+	catalog_changed();
+}
+
+void
+catalog_set_state(int64 flow_id, const char *state, const char *reason)
+{
+	CatalogAccess access;
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3] = {Int64GetDatum(flow_id), CStringGetTextDatum(state),
+	reason ? CStringGetTextDatum(reason) : (Datum) 0};
+	char		nulls[3] = {' ', ' ', reason ? ' ' : 'n'};
+
+	catalog_begin(&access);
+	if (SPI_execute_with_args("UPDATE flowpg.flow SET state = $2, state_reason = $3, "
+							  "updated_at = now() WHERE flow_id = $1",
+							  3, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
 	catalog_end(&access);
 	catalog_changed();

@@ -31,7 +31,8 @@ typedef struct FlowEntry
 	char	   *comment;
 	ArrayType  *settings;
 	char	   *options;		/* jsonb, as text */
-	char	   *state;
+	char	   *state;			/* active, failed, restoring */
+	char	   *state_reason;
 	Oid			deps_view;		/* flowpg_flows.<name>: records dependencies */
 	int			window_output;	/* output index of the time window, -1 none */
 	bool		written_here;	/* created or changed by this transaction */
@@ -78,6 +79,14 @@ extern FlowEntry *catalog_get_by_sink(Oid sink_relid);
 extern List *catalog_get_by_relation(Oid relid);
 
 extern int64 catalog_insert(FlowEntry *entry);
+
+/*
+ * Is catalog_insert running?  Any other insert into flowpg.flow is a
+ * restore (pg_restore, psql < dump) of a flow.
+ */
+extern bool catalog_own_insert(void);
+
+extern void catalog_set_state(int64 flow_id, const char *state, const char *reason);
 extern void catalog_update(FlowEntry *entry);
 extern void catalog_update_query_text(int64 flow_id, const char *query);
 extern void catalog_delete(int64 flow_id);

@@ -23,9 +23,9 @@
  *   marked dirty as a whole.
  * - After an ALTER, the canonical query text of the flows concerned is
  *   deparsed again, so that pg_dump carries the current names.
- * - When pg_restore loads the catalog, its query trees hold the old
- *   database's OIDs: a row trigger re-plans each flow from its canonical text,
- *   as the flow's owner and without running any of its functions.
+ *
+ * Flows being restored (restore.c) are left alone: pg_restore recreates
+ * their triggers itself.
  *
  *-------------------------------------------------------------------------
  */
@@ -60,7 +60,6 @@
 
 PG_FUNCTION_INFO_V1(flowpg_on_sql_drop);
 PG_FUNCTION_INFO_V1(flowpg_on_ddl_command_end);
-PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
 
 Oid
 deps_create(const char *flow_name, const char *query, ArrayType *settings)
@@ -104,6 +103,7 @@ drop_flow_for(FlowEntry *entry, const char *why)
 	deps_drop(entry);
 	foreach(lc, entry->source_relids)
 		capture_remove_if_unused(lfirst_oid(lc));
+	sink_remove_guard(entry->sink_relid);
 }
 
 /* One pg_class object an event touched. */
@@ -256,6 +256,13 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 						 errmsg("cannot drop trigger %s: flows capture changes with it",
 								obj->identity),
 						 errhint("Drop the flows that read the table first.")));
+			if (obj->original && obj->name && sink_is_guard(obj->name) &&
+				OidIsValid(obj->table) && catalog_get_by_sink(obj->table) != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+						 errmsg("cannot drop trigger %s: flow \"%s\" recomputes its sink when it is truncated",
+								obj->identity, catalog_get_by_sink(obj->table)->flow_name),
+						 errhint("Drop the flow first.")));
 			continue;
 		}
 		if (strcmp(obj->object_type, "index") == 0)
@@ -320,6 +327,9 @@ check_capture_triggers(Oid relid, const char *flow_name)
 		Trigger    *trigger = &triggers->triggers[i];
 		char		state = capture_trigger_state(trigger->tgname);
 
+		if (sink_is_guard(trigger->tgname))
+			state = TRIGGER_FIRES_ALWAYS;
+
 		if (state != '\0' && trigger->tgenabled != state)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -353,10 +363,15 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 	foreach(lc, catalog_get_all())
 	{
 		FlowEntry  *entry = lfirst(lc);
-		Query	   *query = stringToNode(entry->query_tree);
+		Query	   *query;
 		bool		concerned = false;
 		ListCell   *lc2;
 		char	   *text;
+
+		/* pg_restore is rebuilding its triggers: see restore.c */
+		if (strcmp(entry->state, "restoring") == 0)
+			continue;
+		query = stringToNode(entry->query_tree);
 
 		foreach(lc2, altered)
 		{
@@ -378,6 +393,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				sink_check_columns(entry->sink_relid,
 								   flow_plan_query_tree(query, entry->window_output));
 				error_context_stack = callback.previous;
+				check_capture_triggers(entry->sink_relid, entry->flow_name);
 			}
 			if (list_member_oid(entry->source_relids, obj->objid))
 			{
@@ -436,74 +452,4 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 	if (sweep)
 		capture_sweep();
 	PG_RETURN_VOID();
-}
-
-/*
- * BEFORE INSERT row trigger on flowpg.flow.  A row planned in another
- * cluster or database (pg_restore) has a query tree full of foreign OIDs:
- * plan it again from its canonical text, as its owner, in a restricted
- * security context and without probing the window (which would run the
- * owner's functions as the restoring user).
- */
-Datum
-flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	HeapTuple	tuple;
-	TupleDesc	desc;
-	bool		isnull;
-	char	   *planned_in;
-	Oid			owner;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			nestlevel;
-	FlowPlan   *plan;
-	Datum		window_output;
-	bool		isnull2;
-	int			columns[5];
-	Datum		values[5];
-	bool		nulls[5];
-
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
-		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
-		RelationGetRelid(trigdata->tg_relation) != catalog_relid())
-		elog(ERROR, "flowpg_catalog_restore_fixup must be a BEFORE INSERT row trigger on flowpg.flow");
-	tuple = trigdata->tg_trigtuple;
-	desc = RelationGetDescr(trigdata->tg_relation);
-
-	worker_request(MyDatabaseId);
-	planned_in = TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "planned_in"), desc, &isnull));
-	if (strcmp(planned_in, catalog_planned_in()) == 0)
-		return PointerGetDatum(tuple);
-
-	owner = DatumGetObjectId(heap_getattr(tuple, SPI_fnumber(desc, "owner"), desc, &isnull));
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push_canonical(DatumGetArrayTypeP(heap_getattr(tuple, SPI_fnumber(desc, "settings"),
-																   desc, &isnull)));
-	window_output = heap_getattr(tuple, SPI_fnumber(desc, "window_output"), desc, &isnull);
-	plan = flow_plan_query_text(TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query"),
-																 desc, &isnull2)),
-								isnull ? -1 : DatumGetInt16(window_output));
-	flow_settings_pop(nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-
-	columns[0] = SPI_fnumber(desc, "query_tree");
-	values[0] = CStringGetTextDatum(nodeToString(plan->query));
-	nulls[0] = false;
-	columns[1] = SPI_fnumber(desc, "time_table");
-	values[1] = ObjectIdGetDatum(plan->time_relid);
-	nulls[1] = plan->window_expr == NULL;
-	columns[2] = SPI_fnumber(desc, "time_column");
-	values[2] = Int16GetDatum(plan->time_attno);
-	nulls[2] = plan->window_expr == NULL;
-	columns[3] = SPI_fnumber(desc, "window_expr");
-	values[3] = plan->window_expr ? CStringGetTextDatum(plan->window_text) : (Datum) 0;
-	nulls[3] = plan->window_expr == NULL;
-	columns[4] = SPI_fnumber(desc, "planned_in");
-	values[4] = CStringGetTextDatum(catalog_planned_in());
-	nulls[4] = false;
-	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 5, columns, values, nulls));
 }

@@ -37,6 +37,7 @@
 #include "dirty_log.h"
 #include "catalog.h"
 #include "queue.h"
+#include "restore.h"
 #include "ddl_events.h"
 #include "stats.h"
 #include "worker.h"
@@ -247,6 +248,9 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	if (existing)
 		foreach(lc, existing->source_relids)
 			capture_remove_if_unused(lfirst_oid(lc));
+	sink_install_guard(entry->sink_relid);
+	if (existing && existing->sink_relid != entry->sink_relid)
+		sink_remove_guard(existing->sink_relid);
 	if (backfill)
 		(void) batch_refresh_range(entry, false, 0, false, 0);
 	else if (existing)
@@ -283,6 +287,7 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 	deps_drop(entry);
 	foreach(lc, entry->source_relids)
 		capture_remove_if_unused(lfirst_oid(lc));
+	sink_remove_guard(entry->sink_relid);
 	PG_RETURN_VOID();
 }
 
@@ -424,7 +429,10 @@ flowpg_deparse_query(PG_FUNCTION_ARGS)
 													   entry->settings)));
 }
 
-/* The flow named by argument 0, which the caller must own. */
+/*
+ * The flow named by argument 0, which the caller must own, ready to be
+ * flushed or refreshed: a restored one only once its tables are complete.
+ */
 static FlowEntry *
 owned_flow_arg(FunctionCallInfo fcinfo)
 {
@@ -436,6 +444,11 @@ owned_flow_arg(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("flow \"%s\" does not exist", flow_name)));
 	catalog_check_owner(entry);
+	if (strcmp(entry->state, "restoring") == 0)
+	{
+		(void) restore_finish(entry, true);
+		entry = catalog_get_by_id(entry->flow_id);
+	}
 	return entry;
 }
 

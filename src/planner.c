@@ -662,8 +662,8 @@ query_text_error_callback(void *arg)
 	}
 }
 
-FlowPlan *
-flow_plan_query_text(const char *query_text, int window_output)
+static FlowPlan *
+plan_query_text(const char *query_text, int window_output, bool check_rights)
 {
 	List	   *raw;
 	RawStmt    *stmt;
@@ -693,11 +693,33 @@ flow_plan_query_text(const char *query_text, int window_output)
 
 	/* the caller must be able to read what the flow will read */
 	(void) relation_walker((Node *) query, &walk);
-	(void) ExecCheckRTPerms(walk.rtes, true);
+	if (check_rights)
+		(void) ExecCheckRTPerms(walk.rtes, true);
 
 	plan = plan_from_query(query, window_output);
 	error_context_stack = callback.previous;
 	return plan;
+}
+
+FlowPlan *
+flow_plan_query_text(const char *query_text, int window_output)
+{
+	return plan_query_text(query_text, window_output, true);
+}
+
+FlowPlan *
+flow_plan_restored_text(const char *query_text, int window_output)
+{
+	return plan_query_text(query_text, window_output, false);
+}
+
+bool
+flow_plan_owner_can_read(FlowPlan *plan)
+{
+	RelationWalkContext walk = {NIL};
+
+	(void) relation_walker((Node *) plan->query, &walk);
+	return ExecCheckRTPerms(walk.rtes, false);
 }
 
 FlowPlan *

@@ -86,6 +86,15 @@ typedef struct FlowPlan
 /* Parses, analyses and validates a flow's query as the current user. */
 extern FlowPlan *flow_plan_query_text(const char *query_text, int window_output);
 
+/*
+ * The same for a restored flow, whose owner's rights may not be restored
+ * yet (pg_restore grants last): they are checked before it runs.
+ */
+extern FlowPlan *flow_plan_restored_text(const char *query_text, int window_output);
+
+/* May the current user read what the plan reads? */
+extern bool flow_plan_owner_can_read(FlowPlan *plan);
+
 /* Rebuilds the graph from a stored (already validated) query tree. */
 extern FlowPlan *flow_plan_query_tree(Query *query, int window_output);
 

@@ -44,6 +44,8 @@
 #include "utils/array.h"
 
 #include "catalog.h"
+#include "commands/trigger.h"
+#include "dirty_log.h"
 #include "settings.h"
 #include "sink.h"
 #include "window.h"
@@ -401,6 +403,69 @@ sink_prepare(const char *sink_name, const char *flow_name, FlowPlan *plan,
 	else
 		check_existing_sink(relid, flow_name, plan, own_flow_id);
 	return relid;
+}
+
+/*
+ * The sink's guard: an AFTER TRUNCATE trigger.  A truncated sink no longer
+ * equals the flow's query, so the flow is recomputed as a whole.  It is
+ * also what tells a restore that the sink's rows are in (pg_restore
+ * creates triggers after a table's data).
+ */
+#define SINK_GUARD "flowpg_sink_truncate"
+
+bool
+sink_is_guard(const char *tgname)
+{
+	return strcmp(tgname, SINK_GUARD) == 0;
+}
+
+bool
+sink_has_guard(Oid sink_relid)
+{
+	return OidIsValid(get_trigger_oid(sink_relid, SINK_GUARD, true));
+}
+
+void
+sink_install_guard(Oid sink_relid)
+{
+	char	   *sink = qualified_relation_name(sink_relid);
+
+	if (sink_has_guard(sink_relid))
+		return;
+	catalog_execute_privileged(psprintf("CREATE TRIGGER %s AFTER TRUNCATE ON %s "
+										"FOR EACH STATEMENT EXECUTE FUNCTION flowpg._sink_truncated()",
+										SINK_GUARD, sink),
+							   0, NULL, NULL, NULL);
+	/* a sink truncated by a replica-role session is no less stale */
+	catalog_execute_privileged(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", sink, SINK_GUARD),
+							   0, NULL, NULL, NULL);
+}
+
+void
+sink_remove_guard(Oid sink_relid)
+{
+	if (get_rel_name(sink_relid) == NULL || !sink_has_guard(sink_relid) ||
+		catalog_get_by_sink(sink_relid) != NULL)
+		return;
+	catalog_execute_privileged(psprintf("DROP TRIGGER %s ON %s", SINK_GUARD,
+										qualified_relation_name(sink_relid)),
+							   0, NULL, NULL, NULL);
+}
+
+PG_FUNCTION_INFO_V1(flowpg_sink_truncated);
+
+Datum
+flowpg_sink_truncated(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	FlowEntry  *entry;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+		elog(ERROR, "flowpg_sink_truncated must be an AFTER TRUNCATE trigger");
+	entry = catalog_get_by_sink(RelationGetRelid(trigdata->tg_relation));
+	if (entry)
+		dirty_log_append(entry->flow_id, true, 0, 0, 0);
+	return PointerGetDatum(NULL);
 }
 
 SinkRows *

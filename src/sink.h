@@ -19,6 +19,15 @@
 extern Oid	sink_prepare(const char *sink_name, const char *flow_name,
 						 FlowPlan *plan, int64 own_flow_id, bool *created);
 
+/*
+ * The sink's TRUNCATE trigger, which makes the flow recompute: installed by
+ * create_flow, removed with the sink's last flow.
+ */
+extern void sink_install_guard(Oid sink_relid);
+extern void sink_remove_guard(Oid sink_relid);
+extern bool sink_has_guard(Oid sink_relid);
+extern bool sink_is_guard(const char *tgname);
+
 /* Checks an existing sink against the flow's output columns. */
 extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 

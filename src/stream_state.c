@@ -208,7 +208,8 @@ sync_flows(void)
 		FlowEntry  *entry = lfirst(lc);
 		StreamFlow *flow;
 
-		if (strcmp(entry->mode, "streaming") != 0)
+		/* a restored flow is the batching side's until its tables are in */
+		if (strcmp(entry->mode, "streaming") != 0 || strcmp(entry->state, "restoring") == 0)
 			continue;
 		flow = find_flow(entry->flow_id);
 		if (flow && flow->version != graph_version(entry))

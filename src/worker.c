@@ -61,6 +61,7 @@
 #include "flowpg.h"
 #include "stats.h"
 #include "queue.h"
+#include "restore.h"
 #include "stream_state.h"
 #include "worker.h"
 
@@ -700,12 +701,17 @@ run_flow(int64 flow_id)
 	MemoryContextSwitchTo(oldcontext);
 	PG_TRY();
 	{
-		BatchResult result;
+		BatchResult result = {0, 0, 0, false, 0};
 		TimestampTz finished;
+		bool		wait_more = false;
 
 		if (flowpg_query_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
-		result = batch_refresh_dirty(entry, NULL, NULL);
+		/* a restored flow is maintained once its tables are complete */
+		if (strcmp(entry->state, "restoring") == 0)
+			wait_more = !restore_finish(entry, false);
+		else
+			result = batch_refresh_dirty(entry, NULL, NULL);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		finished = GetCurrentTimestamp();
 		if (result.log_entries > 0)
@@ -714,7 +720,7 @@ run_flow(int64 flow_id)
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
-		set_busy(flow_id, false);
+		set_busy(flow_id, wait_more);
 		slow = flowpg_slow_query_threshold_ms >= 0 &&
 			finished - started > (int64) flowpg_slow_query_threshold_ms * 1000;
 		nranges = result.log_entries;
@@ -783,7 +789,8 @@ run_due_flows(long *wait_ms)
 		List	   *dirty = dirty_log_flows();
 
 		/* streaming flows: their dirty log is stream_run's */
-		catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming' "
+		catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
+								 "f.state = 'restoring' "
 								 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
 								 0, NULL, NULL, NULL);
 		has_flows = SPI_processed > 0;
@@ -794,12 +801,15 @@ run_due_flows(long *wait_ms)
 			int64		flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 			TimestampTz next = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &next_null));
 			bool		batching = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
+			bool		restoring = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4, &isnull));
 			bool		pending = false;
 			ListCell   *lc2;
 
 			foreach(lc2, dirty)
 				pending |= *(int64 *) lfirst(lc2) == flow_id;
-			if (!batching || !pending)
+			if (restoring)
+				next_null = true;	/* due (once a second), whatever its mode */
+			else if (!batching || !pending)
 				continue;
 			if (busy_until(flow_id) > now)
 			{

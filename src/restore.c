@@ -1,0 +1,185 @@
+/*-------------------------------------------------------------------------
+ *
+ * restore.c
+ *	  Flows that arrive through a restore (pg_restore, psql < dump).
+ *
+ * pg_dump saves the catalog (flowpg.flow, config-dumped) among the data,
+ * and the capture triggers, the sinks' unique indexes and TRUNCATE guards
+ * among the post-data objects, which pg_restore creates only once the data
+ * of their tables is in.  A flow restored with the default settings, its
+ * worker running, must therefore not be maintained while its tables fill:
+ * it would count rows twice or never, and a trigger it installed itself
+ * would collide with the one pg_restore creates next.
+ *
+ * So any row inserted into flowpg.flow other than by create_flow is a
+ * restored flow: a BEFORE INSERT trigger re-plans it from its canonical,
+ * schema-qualified text (its query tree holds the old database's OIDs) --
+ * as its owner, in a restricted security context, without probing its
+ * window (which would run the owner's functions) and without checking its
+ * owner's rights (pg_restore grants them last) -- and marks it
+ * 'restoring'.  Nothing maintains a restoring flow.  Once every capture
+ * trigger of its sources and their partitions, its sink's guard and
+ * unique index exist and its owner may read the sources and write the sink,
+ * restore_finish makes it active and logs it dirty as a whole: its first
+ * run recomputes the sink from the restored source, once.  The worker
+ * tries that every round; flush_flow and refresh_flow do it themselves.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_inherits.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "capture.h"
+#include "catalog.h"
+#include "dirty_log.h"
+#include "planner.h"
+#include "restore.h"
+#include "settings.h"
+#include "sink.h"
+#include "worker.h"
+
+PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
+
+#define RESTORING_REASON "restored from a dump: maintained once pg_restore has restored %s"
+
+Datum
+flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	bool		isnull;
+	bool		no_window;
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nestlevel;
+	FlowPlan   *plan;
+	Datum		window_output;
+	char	   *query;
+	int			columns[7];
+	Datum		values[7];
+	bool		nulls[7];
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
+		RelationGetRelid(trigdata->tg_relation) != catalog_relid())
+		elog(ERROR, "flowpg_catalog_restore_fixup must be a BEFORE INSERT row trigger on flowpg.flow");
+	tuple = trigdata->tg_trigtuple;
+	if (catalog_own_insert())
+		return PointerGetDatum(tuple);
+	desc = RelationGetDescr(trigdata->tg_relation);
+
+	/* its worker, when this commits: it finishes the restore */
+	worker_request(MyDatabaseId);
+
+	owner = DatumGetObjectId(heap_getattr(tuple, SPI_fnumber(desc, "owner"), desc, &isnull));
+	window_output = heap_getattr(tuple, SPI_fnumber(desc, "window_output"), desc, &no_window);
+	query = TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query"), desc, &isnull));
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nestlevel = flow_settings_push_canonical(DatumGetArrayTypeP(heap_getattr(tuple,
+																			 SPI_fnumber(desc, "settings"),
+																			 desc, &isnull)));
+	plan = flow_plan_restored_text(query, no_window ? -1 : DatumGetInt16(window_output));
+	flow_settings_pop(nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+
+	columns[0] = SPI_fnumber(desc, "query_tree");
+	values[0] = CStringGetTextDatum(nodeToString(plan->query));
+	nulls[0] = false;
+	columns[1] = SPI_fnumber(desc, "time_table");
+	values[1] = ObjectIdGetDatum(plan->time_relid);
+	nulls[1] = plan->window_expr == NULL;
+	columns[2] = SPI_fnumber(desc, "time_column");
+	values[2] = Int16GetDatum(plan->time_attno);
+	nulls[2] = plan->window_expr == NULL;
+	columns[3] = SPI_fnumber(desc, "window_expr");
+	values[3] = plan->window_expr ? CStringGetTextDatum(plan->window_text) : (Datum) 0;
+	nulls[3] = plan->window_expr == NULL;
+	columns[4] = SPI_fnumber(desc, "planned_in");
+	values[4] = CStringGetTextDatum(catalog_planned_in());
+	nulls[4] = false;
+	columns[5] = SPI_fnumber(desc, "state");
+	values[5] = CStringGetTextDatum("restoring");
+	nulls[5] = false;
+	columns[6] = SPI_fnumber(desc, "state_reason");
+	values[6] = CStringGetTextDatum(psprintf(RESTORING_REASON, "its tables"));
+	nulls[6] = false;
+	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 7, columns, values, nulls));
+}
+
+/* What of the flow is not restored yet; NULL when everything is. */
+static char *
+restore_missing(FlowEntry *entry)
+{
+	ListCell   *lc;
+	FlowPlan   *plan;
+	Oid			save_userid;
+	int			save_sec_context;
+	bool		readable;
+	AclMode		sink_rights = ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE;
+
+	foreach(lc, entry->source_relids)
+	{
+		ListCell   *lc2;
+
+		foreach(lc2, find_all_inheritors(lfirst_oid(lc), NoLock, NULL))
+			if (!capture_triggers_complete(lfirst_oid(lc2)))
+				return psprintf("the capture triggers of table %s",
+								get_rel_name(lfirst_oid(lc2)));
+	}
+	if (!sink_has_guard(entry->sink_relid))
+		return psprintf("the triggers of sink table %s", get_rel_name(entry->sink_relid));
+	plan = flow_plan_for_entry(entry);
+	if (!sink_has_key_index(entry->sink_relid, plan, InvalidOid))
+		return psprintf("the unique index of sink table %s", get_rel_name(entry->sink_relid));
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(entry->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	readable = flow_plan_owner_can_read(plan);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	if (!readable)
+		return psprintf("the privileges of role %s on the flow's sources",
+						GetUserNameFromId(entry->owner, false));
+	if (pg_class_aclmask(entry->sink_relid, entry->owner, sink_rights, ACLMASK_ALL) != sink_rights)
+		return psprintf("the privileges of role %s on sink table %s",
+						GetUserNameFromId(entry->owner, false), get_rel_name(entry->sink_relid));
+	return NULL;
+}
+
+bool
+restore_finish(FlowEntry *entry, bool error_if_not)
+{
+	char	   *missing = restore_missing(entry);
+	char	   *reason;
+
+	if (missing == NULL)
+	{
+		catalog_set_state(entry->flow_id, "active", NULL);
+		dirty_log_append(entry->flow_id, true, 0, 0, 0);
+		entry->state = "active";
+		return true;
+	}
+	reason = psprintf(RESTORING_REASON, missing);
+	if (error_if_not)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flow \"%s\" is being restored", entry->flow_name),
+				 errdetail("It is %s.", reason),
+				 errhint("Let pg_restore finish (its post-data section creates what is missing).")));
+	if (entry->state_reason == NULL || strcmp(entry->state_reason, reason) != 0)
+		catalog_set_state(entry->flow_id, "restoring", reason);
+	return false;
+}

@@ -1,0 +1,145 @@
+# pg_dump / pg_restore with flowpg running, as it does by default.
+#
+# A database with streaming flows (windowed, global, projection), batching
+# flows, and flows over a partitioned source is dumped while it is being
+# written, and restored into new databases of the same server -- whose
+# worker starts as soon as the catalog rows arrive -- with plain
+# pg_restore, --single-transaction and -j 2.  Every restore exits 0; the
+# restored flows stay 'restoring' until pg_restore has recreated their
+# triggers and indexes, then are recomputed once; after further writes and
+# flush_flow every sink equals its query.  A restore stopped after the data
+# section shows its flows waiting (and flush_flow says why); the post-data
+# section completes them.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use FlowpgTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = FlowpgTest::node('restore_running');
+
+sub poll_until { return FlowpgTest::poll_until($node, @_); }
+
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+$node->safe_psql(
+	'app', q{
+CREATE EXTENSION flowpg;
+-- the oracle travels with the dump
+CREATE FUNCTION flow_mismatches(flow text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE f record; cols text; n bigint;
+BEGIN
+	SELECT sink_table, query INTO STRICT f FROM flowpg.flows WHERE flow_name = flow;
+	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
+	  FROM pg_attribute WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
+	   AND attname <> 'update_at';
+	EXECUTE format('SELECT count(*) FROM ((SELECT %1$s FROM %2$s EXCEPT ALL SELECT * FROM (%3$s) q)
+					UNION ALL (SELECT * FROM (%3$s) q EXCEPT ALL SELECT %1$s FROM %2$s)) d',
+				   cols, f.sink_table, f.query) INTO n;
+	RETURN n;
+END $$;
+CREATE TABLE metrics (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL);
+CREATE TABLE parted (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL)
+	PARTITION BY RANGE (ts);
+CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM ('2024-01-01 00:00+00') TO ('2024-01-02 00:00+00');
+CREATE TABLE parted_2 PARTITION OF parted FOR VALUES FROM ('2024-01-02 00:00+00') TO ('2024-01-03 00:00+00');
+CREATE TABLE parted_rest PARTITION OF parted DEFAULT;
+INSERT INTO metrics SELECT '2024-01-01 00:00+00'::timestamptz + i * interval '7 seconds', i % 13, i % 1000
+  FROM generate_series(1, 20000) i;
+INSERT INTO parted SELECT * FROM metrics;
+SELECT flowpg.create_flow('s_win', 's_win',
+  $q$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total
+       FROM metrics GROUP BY 1, 2$q$, mode => 'streaming');
+SELECT flowpg.create_flow('s_global', 's_global',
+  $q$SELECT count(*) AS n, sum(value) AS total, max(ts) AS last FROM metrics$q$, mode => 'streaming');
+SELECT flowpg.create_flow('s_rows', 's_rows',
+  $q$SELECT ts, device, value FROM metrics WHERE value > 990$q$, mode => 'streaming');
+SELECT flowpg.create_flow('b_win', 'b_win',
+  $q$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n, sum(value) AS total
+       FROM metrics GROUP BY 1, 2$q$, mode => 'batching');
+SELECT flowpg.create_flow('p_s', 'p_s',
+  $q$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total
+       FROM parted GROUP BY 1, 2$q$, mode => 'streaming');
+SELECT flowpg.create_flow('p_b', 'p_b',
+  $q$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n, sum(value) AS total
+       FROM parted GROUP BY 1, 2$q$, mode => 'batching');
+});
+
+my @flows = qw(b_win p_b p_s s_global s_rows s_win);
+my $exact_sql = q{SELECT string_agg(flow_name || '=' || flow_mismatches(flow_name), ' ' ORDER BY flow_name)
+  FROM flowpg.flows};
+my $exact = join(' ', map { "$_=0" } @flows);
+my $states_sql = q{SELECT string_agg(DISTINCT state, ',') FROM flowpg.flows};
+my $flush_sql = q{SELECT count(flowpg.flush_flow(flow_name)) FROM flowpg.flows};
+my $writes = q{
+INSERT INTO metrics SELECT '2024-01-02 10:00+00'::timestamptz + i * interval '3 seconds', i % 7, 1000 - i % 20
+  FROM generate_series(1, 500) i;
+INSERT INTO parted SELECT * FROM metrics WHERE ts >= '2024-01-02 10:00+00';
+UPDATE metrics SET value = value + 1 WHERE device = 3 AND ts < '2024-01-01 02:00+00';
+UPDATE parted SET ts = ts + interval '1 day' WHERE device = 4 AND ts < '2024-01-01 01:00+00';
+DELETE FROM metrics WHERE device = 5 AND ts < '2024-01-01 03:00+00';
+DELETE FROM parted WHERE device = 6 AND ts > '2024-01-01 20:00+00';
+};
+
+$node->safe_psql('app', $flush_sql);
+is($node->safe_psql('app', $exact_sql), $exact, 'the original flows are exact');
+
+# Dump while the source is being written (the dump's snapshot is consistent).
+$node->safe_psql('app', $writes);
+my $dump = $PostgreSQL::Test::Utils::tmp_check . '/app.dump';
+my $dumpdir = $PostgreSQL::Test::Utils::tmp_check . '/app.dir';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', 'app' ], 'pg_dump -Fc');
+$node->command_ok([ 'pg_dump', '-Fd', '-f', $dumpdir, '-d', 'app' ], 'pg_dump -Fd');
+
+my %restores = (
+	r_plain => [ $dump ],
+	r_single => [ '--single-transaction', $dump ],
+	r_jobs => [ '-j', '2', $dumpdir ],);
+for my $db (sort keys %restores)
+{
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->command_ok([ 'pg_restore', '-d', $db, @{ $restores{$db} } ],
+		"$db: pg_restore @{ $restores{$db} } exits 0");
+	ok(poll_until($db, $states_sql, 'active', 30), "$db: the worker makes the restored flows active");
+	is( $node->safe_psql(
+			$db, q{SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'flowpg%'}),
+		$node->safe_psql(
+			'app', q{SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'flowpg%'}),
+		"$db: the triggers are pg_restore's, none twice");
+	# recomputed once from the restored source, without flush_flow
+	ok(poll_until($db, $exact_sql, $exact, 30), "$db: the worker recomputes every sink from the source");
+	$node->safe_psql($db, $writes);
+	$node->safe_psql($db, $flush_sql);
+	is($node->safe_psql($db, $exact_sql), $exact, "$db: after more writes and flush_flow every sink is exact");
+	is($node->safe_psql($db, q{SELECT count(*) FROM flowpg.flow_errors}), '0', "$db: no flow failed");
+}
+
+# A restore that stops after the data: the flows wait, and say for what.
+$node->safe_psql('postgres', 'CREATE DATABASE r_partial');
+$node->command_ok(
+	[ 'pg_restore', '--section=pre-data', '--section=data', '-d', 'r_partial', $dump ],
+	'r_partial: pre-data and data restored');
+sleep(2);
+is($node->safe_psql('r_partial', $states_sql), 'restoring', 'r_partial: the flows are restoring');
+like(
+	$node->safe_psql('r_partial', q{SELECT state_reason FROM flowpg.flows WHERE flow_name = 's_win'}),
+	qr/restored from a dump: maintained once pg_restore has restored the capture triggers of table metrics/,
+	'r_partial: and say what they wait for');
+my ($rc, $out, $err) = $node->psql('r_partial', q{SELECT flowpg.flush_flow('p_b')});
+isnt($rc, 0, 'r_partial: flush_flow refuses a flow being restored');
+like($err, qr/flow "p_b" is being restored/, 'r_partial: with a clear message');
+$node->safe_psql('r_partial', $writes);
+$node->command_ok([ 'pg_restore', '--section=post-data', '-d', 'r_partial', $dump ],
+	'r_partial: post-data restored');
+ok(poll_until('r_partial', $states_sql, 'active', 30), 'r_partial: the flows become active');
+$node->safe_psql('r_partial', $flush_sql);
+is($node->safe_psql('r_partial', $exact_sql), $exact, 'r_partial: every sink is exact');
+
+# The original database went on unaffected.
+$node->safe_psql('app', $flush_sql);
+is($node->safe_psql('app', $exact_sql), $exact, 'the original flows are still exact');
+
+$node->stop;
+done_testing();
