@@ -70,6 +70,15 @@ SELECT flowpg.refresh_flow('hourly_sales');
 DROP TRIGGER refuse ON store.sales_per_hour;
 SELECT flowpg.refresh_flow('hourly_sales') > 0 AS refreshed;
 
+-- A truncated sink is recomputed; its TRUNCATE trigger stays.
+TRUNCATE store.sales_per_hour;
+SELECT flowpg.flush_flow('hourly_sales') >= 0 AS flushed;
+SELECT (SELECT count(*) FROM store.sales_per_hour) =
+	   (SELECT count(*) FROM (SELECT DISTINCT customer_id, date_trunc('hour', placed_at) FROM store.purchases) g)
+	   AS refilled;
+DROP TRIGGER flowpg_sink_truncate ON store.sales_per_hour;
+ALTER TABLE store.sales_per_hour DISABLE TRIGGER flowpg_sink_truncate;
+
 -- Dropping the sink drops the flow (with a notice), like a table's triggers.
 SELECT flowpg.create_flow('daily_sales', 'store.daily_sales',
   $$SELECT date_trunc('day', placed_at) AS day, count(*) AS n FROM store.purchases GROUP BY 1$$) > 0 AS created;

@@ -326,16 +326,18 @@ check_capture_triggers(Oid relid, const char *flow_name)
 	{
 		Trigger    *trigger = &triggers->triggers[i];
 		char		state = capture_trigger_state(trigger->tgname);
+		bool		guard = sink_is_guard(trigger->tgname);
 
-		if (sink_is_guard(trigger->tgname))
+		if (guard)
 			state = TRIGGER_FIRES_ALWAYS;
-
 		if (state != '\0' && trigger->tgenabled != state)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("trigger %s on table %s must stay %s: flow \"%s\" captures changes with it",
+					 errmsg("trigger %s on table %s must stay %s: flow \"%s\" %s",
 							trigger->tgname, RelationGetRelationName(rel),
-							trigger_state_name(state), flow_name)));
+							trigger_state_name(state), flow_name,
+							guard ? "recomputes its sink when it is truncated" :
+							"captures changes with it")));
 	}
 	table_close(rel, AccessShareLock);
 }
