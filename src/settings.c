@@ -104,6 +104,20 @@ flow_settings_capture(void)
 }
 
 /*
+ * One pinned setting, ready for a cheap "has it that value already?": a
+ * built-in setting's variable is read directly (its definition never
+ * moves), against the pinned value parsed once; a custom one (whose
+ * placeholder an extension may replace) is looked up by name.
+ */
+typedef struct PinnedSetting
+{
+	char	   *name;
+	char	   *value;
+	struct config_generic *gconf;	/* built-ins; NULL: by name */
+	int			target_int;		/* bool, int and enum settings */
+} PinnedSetting;
+
+/*
  * The settings of a flow, parsed.  Writers apply them for every statement:
  * the last few arrays seen are kept parsed, recognized by their bytes.
  */
@@ -111,8 +125,7 @@ typedef struct ParsedSettings
 {
 	ArrayType  *array;			/* a copy, NULL when the slot is unused */
 	int			n;
-	char	  **names;
-	char	  **values;
+	PinnedSetting *settings;
 } ParsedSettings;
 
 #define PARSED_CACHE_SIZE 8
@@ -120,6 +133,78 @@ typedef struct ParsedSettings
 static ParsedSettings parsed_cache[PARSED_CACHE_SIZE];
 static int	parsed_next = 0;
 static MemoryContext parsed_memory = NULL;
+
+/* Resolves a built-in setting for direct reads; leaves gconf NULL otherwise. */
+static void
+resolve_builtin(PinnedSetting *ps)
+{
+	struct config_generic **gucs;
+	int			nguc;
+
+	ps->gconf = NULL;
+	if (strchr(ps->name, '.') != NULL)
+		return;					/* custom: its definition may be replaced */
+	gucs = get_guc_variables();
+	nguc = GetNumConfigOptions();
+	for (int i = 0; i < nguc; i++)
+	{
+		struct config_generic *g = gucs[i];
+		bool		ok = true;
+
+		if (pg_strcasecmp(g->name, ps->name) != 0 || (g->flags & GUC_CUSTOM_PLACEHOLDER))
+			continue;
+		switch (g->vartype)
+		{
+			case PGC_BOOL:
+				{
+					bool		b;
+
+					ok = parse_bool(ps->value, &b);
+					ps->target_int = b;
+				}
+				break;
+			case PGC_INT:
+				ok = parse_int(ps->value, &ps->target_int, 0, NULL);
+				break;
+			case PGC_ENUM:
+				ok = config_enum_lookup_by_name((struct config_enum *) g, ps->value,
+												&ps->target_int);
+				break;
+			case PGC_STRING:
+				break;
+			default:
+				ok = false;		/* reals: compared as text */
+		}
+		if (ok)
+			ps->gconf = g;
+		return;
+	}
+}
+
+/* Has the setting the pinned value already? */
+static bool
+has_pinned_value(PinnedSetting *ps)
+{
+	const char *current;
+
+	if (ps->gconf == NULL)
+	{
+		current = GetConfigOption(ps->name, true, false);
+		return current != NULL && strcmp(current, ps->value) == 0;
+	}
+	switch (ps->gconf->vartype)
+	{
+		case PGC_BOOL:
+			return *((struct config_bool *) ps->gconf)->variable == (bool) ps->target_int;
+		case PGC_INT:
+			return *((struct config_int *) ps->gconf)->variable == ps->target_int;
+		case PGC_ENUM:
+			return *((struct config_enum *) ps->gconf)->variable == ps->target_int;
+		default:
+			current = *((struct config_string *) ps->gconf)->variable;
+			return current != NULL && strcmp(current, ps->value) == 0;
+	}
+}
 
 static ParsedSettings *
 parsed_settings(ArrayType *settings)
@@ -148,17 +233,15 @@ parsed_settings(ArrayType *settings)
 	{
 		pfree(slot->array);
 		for (int i = 0; i < slot->n; i++)
-			pfree(slot->names[i]);
-		pfree(slot->names);
-		pfree(slot->values);
+			pfree(slot->settings[i].name);
+		pfree(slot->settings);
 		slot->array = NULL;
 	}
 
 	deconstruct_array(settings, TEXTOID, -1, false, TYPALIGN_INT,
 					  &items, &nulls, &nitems);
 	old = MemoryContextSwitchTo(parsed_memory);
-	slot->names = palloc(sizeof(char *) * Max(nitems, 1));
-	slot->values = palloc(sizeof(char *) * Max(nitems, 1));
+	slot->settings = palloc0(sizeof(PinnedSetting) * Max(nitems, 1));
 	slot->n = 0;
 	for (int i = 0; i < nitems; i++)
 	{
@@ -172,8 +255,9 @@ parsed_settings(ArrayType *settings)
 		if (eq == NULL)
 			continue;
 		*eq = '\0';
-		slot->names[slot->n] = item;	/* the value follows in the same chunk */
-		slot->values[slot->n] = eq + 1;
+		slot->settings[slot->n].name = item;	/* the value follows in the same chunk */
+		slot->settings[slot->n].value = eq + 1;
+		resolve_builtin(&slot->settings[slot->n]);
 		slot->n++;
 	}
 	slot->array = palloc(size);
@@ -206,9 +290,13 @@ push(ArrayType *settings, bool canonical)
 
 	for (int i = 0; i < parsed->n; i++)
 	{
-		if (canonical && pg_strcasecmp(parsed->names[i], "search_path") == 0)
+		PinnedSetting *ps = &parsed->settings[i];
+
+		if (canonical && pg_strcasecmp(ps->name, "search_path") == 0)
 			continue;
-		apply_setting(parsed->names[i], parsed->values[i]);
+		if (!has_pinned_value(ps))
+			(void) set_config_option(ps->name, ps->value, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
 	}
 	if (canonical)
 		apply_setting("search_path", SAFE_SEARCH_PATH);

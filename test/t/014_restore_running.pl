@@ -24,22 +24,11 @@ my $node = FlowpgTest::node('restore_running');
 sub poll_until { return FlowpgTest::poll_until($node, @_); }
 
 $node->safe_psql('postgres', 'CREATE DATABASE app');
+# the oracle travels with the dump
+$node->safe_psql('app', $FlowpgTest::mismatches_function);
 $node->safe_psql(
 	'app', q{
 CREATE EXTENSION flowpg;
--- the oracle travels with the dump
-CREATE FUNCTION flow_mismatches(flow text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE f record; cols text; n bigint;
-BEGIN
-	SELECT sink_table, query INTO STRICT f FROM flowpg.flows WHERE flow_name = flow;
-	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
-	  FROM pg_attribute WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
-	   AND attname <> 'update_at';
-	EXECUTE format('SELECT count(*) FROM ((SELECT %1$s FROM %2$s EXCEPT ALL SELECT * FROM (%3$s) q)
-					UNION ALL (SELECT * FROM (%3$s) q EXCEPT ALL SELECT %1$s FROM %2$s)) d',
-				   cols, f.sink_table, f.query) INTO n;
-	RETURN n;
-END $$;
 CREATE TABLE metrics (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL);
 CREATE TABLE parted (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL)
 	PARTITION BY RANGE (ts);

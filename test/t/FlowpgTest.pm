@@ -1,6 +1,7 @@
 # FlowpgTest: what flowpg's TAP tests share.
 #
 #   my $node = FlowpgTest::node('name', "extra = 'conf'");   # started, flowpg preloaded
+#   $FlowpgTest::mismatches_function                          # CREATE FUNCTION flow_mismatches(flow)
 #   FlowpgTest::poll_until($node, $db, $sql, $expected, $seconds)
 #   my $bin = FlowpgTest::flowload();                          # test/tools/flowload
 #   my ($rc, $out, $err) = FlowpgTest::run_flowload(@args);
@@ -23,6 +24,21 @@ WITH q AS (SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum
      s AS (SELECT device, minute, n, total FROM metrics_per_minute)
 SELECT (SELECT count(*) FROM (SELECT * FROM q EXCEPT ALL SELECT * FROM s) a)
      + (SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM q) b)};
+# flow_mismatches(flow): the same oracle for any flow (as sql/00_setup.sql
+# has it): rows of the sink and of the flow's query without a twin.
+our $mismatches_function = q{
+CREATE FUNCTION flow_mismatches(flow text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE f record; cols text; n bigint;
+BEGIN
+	SELECT sink_table, query INTO STRICT f FROM flowpg.flows WHERE flow_name = flow;
+	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
+	  FROM pg_attribute WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
+	   AND attname <> 'update_at';
+	EXECUTE format('SELECT count(*) FROM ((SELECT %1$s FROM %2$s EXCEPT ALL SELECT * FROM (%3$s) q)
+					UNION ALL (SELECT * FROM (%3$s) q EXCEPT ALL SELECT %1$s FROM %2$s)) d',
+				   cols, f.sink_table, f.query) INTO n;
+	RETURN n;
+END $$};
 our $per_minute_pending =
   q{SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'per_minute'};
 
