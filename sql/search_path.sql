@@ -67,6 +67,21 @@ SELECT count(*) AS hll_mismatches FROM (
 	 SELECT sensor, hour, visitors::text, n FROM visitors_hourly)) d;
 SELECT round(sum(hll_cardinality(visitors))) > 0 AS counted FROM visitors_hourly;
 
+-- pg_temp comes last on the pinned path: a writer's temporary table does
+-- not take the place of the table a flow's function names unqualified.
+CREATE TABLE public.weights (k int, w int);
+INSERT INTO public.weights SELECT k, k * 10 FROM generate_series(0, 3) k;
+CREATE FUNCTION lib.weight(v int) RETURNS int LANGUAGE sql STABLE
+	AS 'SELECT w FROM weights WHERE k = v';
+SELECT flowpg.create_flow('weighted', 'weighted_sensors',
+  $$SELECT sensor, count(*) AS n, sum(weight(sensor)) AS weight FROM measures GROUP BY 1$$) > 0 AS created;
+SELECT s FROM flowpg.flow, unnest(settings) s WHERE flow_name = 'weighted' AND s LIKE 'search_path=%';
+CREATE TEMP TABLE weights (k int, w int);
+INSERT INTO weights SELECT k, -1 FROM generate_series(0, 3) k;
+SELECT load_measures(4001, 4100);
+DROP TABLE pg_temp.weights;
+SELECT flowpg.flush_flow('weighted') >= 0 AS flushed, flow_mismatches('weighted') AS mismatches;
+
 -- A schema on the path where others may create objects: a warning.
 CREATE SCHEMA open_area;
 GRANT CREATE ON SCHEMA open_area TO PUBLIC;
@@ -77,8 +92,9 @@ SELECT flowpg.create_flow('warned', 'warned_sink',
 SET client_min_messages = warning;
 SET search_path = public;
 
-SELECT flowpg.drop_flow(f) FROM unnest(ARRAY['unit_avg', 'hll_visitors', 'buckets', 'warned']) f;
-DROP TABLE measures, unit_hourly, visitors_hourly, visitor_buckets, open_area.warned_sink;
+SELECT flowpg.drop_flow(f) FROM unnest(ARRAY['unit_avg', 'hll_visitors', 'buckets', 'warned', 'weighted']) f;
+DROP TABLE measures, unit_hourly, visitors_hourly, visitor_buckets, open_area.warned_sink,
+	weighted_sensors, public.weights;
 DROP FUNCTION load_measures(int, int);
 DROP EXTENSION unit;
 DROP EXTENSION hll;

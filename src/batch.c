@@ -36,6 +36,8 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/timestamp.h"
@@ -99,6 +101,16 @@ batch_caller_holds_flow_locks(FlowEntry *entry)
 		if (relation_locked_by_me(lfirst_oid(lc), AccessExclusiveLock))
 			return true;
 	return false;
+}
+
+void
+batch_limit_lock_waits(void)
+{
+	/* shorter than deadlock_timeout: a caller waiting for us gets the lock, not a deadlock error */
+	int			ms = Max(Min(500, DeadlockTimeout / 2), 10);
+
+	(void) set_config_option("lock_timeout", psprintf("%d", ms), PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
 }
 
 bool

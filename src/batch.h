@@ -81,4 +81,11 @@ extern bool batch_caller_holds_flow_locks(FlowEntry *entry);
  */
 extern bool batch_try_lock_tables(FlowEntry *entry);
 
+/*
+ * Any other lock wait of the worker's current transaction (or
+ * subtransaction) gives up quickly (lock_timeout): a flow whose sink rows a
+ * user's open transaction holds is tried again later.
+ */
+extern void batch_limit_lock_waits(void);
+
 #endif							/* FLOWPG_BATCH_H */

@@ -289,8 +289,13 @@ capture_entry(Oid relid)
 		CaptureFlow *cf = &local[n++];
 
 		cf->flow_id = flow->flow_id;
-		/* without shared memory (not preloaded) streaming flows go batching */
-		cf->streaming = strcmp(flow->mode, "streaming") == 0 && queue_available();
+		/*
+		 * Without shared memory (not preloaded) streaming flows go batching,
+		 * and so do restored ones not maintained yet: their queue would be
+		 * forgotten, their dirty log is recomputed when they start.
+		 */
+		cf->streaming = strcmp(flow->mode, "streaming") == 0 && queue_available() &&
+			strcmp(flow->state, "restoring") != 0;
 		cf->version = cf->streaming ? graph_version(flow) : 0;
 
 		/*
@@ -566,6 +571,19 @@ capture_install(Oid relid)
 }
 
 static void remove_from(Oid relid);
+
+void
+capture_log_inherited(Oid relid)
+{
+	List	   *tables;
+	List	   *flows = flows_reading(relid, &tables);
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	forboth(lc, flows, lc2, tables)
+		if (lfirst_oid(lc2) != relid)
+			dirty_log_append(((FlowEntry *) lfirst(lc))->flow_id, true, 0, 0, 0);
+}
 
 /* Does a flow read this table, or an ancestor of this partition? */
 bool

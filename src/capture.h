@@ -18,6 +18,12 @@ extern void capture_remove_if_unused(Oid relid);
 /* Does a flow read this table, or an ancestor it inherits from? */
 extern bool capture_table_has_flows(Oid relid);
 
+/*
+ * The table's rows leave the flows that read it through an ancestor
+ * (DROP TABLE, NO INHERIT): those flows are recomputed as a whole.
+ */
+extern void capture_log_inherited(Oid relid);
+
 /* The ancestors of a table: partitioned tables and inheritance parents. */
 extern List *capture_ancestors(Oid relid);
 

@@ -44,7 +44,9 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -192,38 +194,96 @@ refuse_losing_key_index(FlowEntry *entry, const char *index_name, Oid except_ind
 				 errhint("Create another such index first, or drop the flow.")));
 }
 
-/* After DROP INDEX, or the drop of a constraint with its index. */
+/*
+ * After DROP INDEX, or the drop of a constraint with its index: the sinks
+ * concerned are those the command locked exclusively (dropping an index
+ * takes its table's AccessExclusiveLock).  Flows being restored have no
+ * index yet.
+ */
 static void
 check_sink_indexes(List *dropped_indexes)
 {
 	ListCell   *lc;
 
 	foreach(lc, catalog_get_all())
-		refuse_losing_key_index(lfirst(lc), linitial(dropped_indexes), InvalidOid);
+	{
+		FlowEntry  *entry = lfirst(lc);
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, entry->sink_relid);
+		if (strcmp(entry->state, "restoring") != 0 && LockHeldByMe(&tag, AccessExclusiveLock))
+			refuse_losing_key_index(entry, linitial(dropped_indexes), InvalidOid);
+	}
+}
+
+/* The table a DROP or ALTER TABLE names, if it exists. */
+static Oid
+named_table(List *names_or_null, RangeVar *rv)
+{
+	if (rv == NULL)
+		rv = makeRangeVarFromNameList(names_or_null);
+	return RangeVarGetRelid(rv, NoLock, true);
 }
 
 void
 ddl_before_utility(Node *stmt)
 {
-	DropStmt   *drop = (DropStmt *) stmt;
 	ListCell   *lc;
 
-	/*
-	 * DROP INDEX CONCURRENTLY commits before sql_drop fires, and an error
-	 * there would leave the index invalid: check first.
-	 */
-	if (!IsA(stmt, DropStmt) || drop->removeType != OBJECT_INDEX || !drop->concurrent ||
-		!IsTransactionState() || !catalog_exists())
+	if (!IsTransactionState() || !catalog_exists())
 		return;
-	foreach(lc, drop->objects)
-	{
-		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
-		Oid			index = RangeVarGetRelid(rv, NoLock, true);
-		Oid			table = OidIsValid(index) ? IndexGetRelation(index, true) : InvalidOid;
-		FlowEntry  *entry = OidIsValid(table) ? catalog_get_by_sink(table) : NULL;
 
-		if (entry)
-			refuse_losing_key_index(entry, NameListToString((List *) lfirst(lc)), index);
+	if (IsA(stmt, DropStmt) &&
+		(((DropStmt *) stmt)->removeType == OBJECT_INDEX ||
+		 ((DropStmt *) stmt)->removeType == OBJECT_TABLE))
+	{
+		DropStmt   *drop = (DropStmt *) stmt;
+
+		foreach(lc, drop->objects)
+		{
+			Oid			relid = named_table((List *) lfirst(lc), NULL);
+
+			if (!OidIsValid(relid))
+				continue;
+
+			/*
+			 * DROP INDEX CONCURRENTLY commits before sql_drop fires, and an
+			 * error there would leave the index invalid: check first.
+			 */
+			if (drop->removeType == OBJECT_INDEX && drop->concurrent)
+			{
+				Oid			table = IndexGetRelation(relid, true);
+				FlowEntry  *entry = OidIsValid(table) ? catalog_get_by_sink(table) : NULL;
+
+				if (entry)
+					refuse_losing_key_index(entry, NameListToString((List *) lfirst(lc)), relid);
+			}
+
+			/*
+			 * A dropped partition or inheritance child takes its rows out of
+			 * the flows over its ancestors (in this transaction: a DROP that
+			 * fails takes the entries back).
+			 */
+			if (drop->removeType == OBJECT_TABLE && capture_has_triggers(relid))
+				capture_log_inherited(relid);
+		}
+	}
+	else if (IsA(stmt, AlterTableStmt))
+	{
+		AlterTableStmt *alter = (AlterTableStmt *) stmt;
+
+		foreach(lc, alter->cmds)
+		{
+			AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+			Oid			relid;
+
+			/* NO INHERIT: the child's rows leave its former ancestors' flows */
+			if (cmd->subtype != AT_DropInherit)
+				continue;
+			relid = named_table(NIL, alter->relation);
+			if (OidIsValid(relid) && capture_has_triggers(relid))
+				capture_log_inherited(relid);
+		}
 	}
 }
 
@@ -428,21 +488,19 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 						descendant = true;
 				if (descendant)
 				{
+					ListCell   *lc4;
+
 					check_capture_triggers(obj->objid, entry->flow_name);
 					capture_install(obj->objid);
 					if (!get_rel_relispartition(obj->objid))
 						dirty_log_append(entry->flow_id, true, 0, 0, 0);
+					/* its own descendants now feed this flow too: drop caches */
+					foreach(lc4, find_all_inheritors(obj->objid, NoLock, NULL))
+						CacheInvalidateRelcacheByRelid(lfirst_oid(lc4));
 				}
 				else if (capture_has_triggers(obj->objid) &&
 						 !capture_table_has_flows(obj->objid))
-				{
-					ListCell   *lc4;
-
-					foreach(lc4, entry->source_relids)
-						if (has_subclass(lfirst_oid(lc4)))
-							dirty_log_append(entry->flow_id, true, 0, 0, 0);
-					sweep = true;
-				}
+					sweep = true;	/* left its tree (logged before: ddl_before_utility) */
 			}
 		}
 		if (!concerned)

@@ -355,8 +355,13 @@ window_is_monotonic(FlowPlan *plan)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY)
+		/*
+		 * Only what the values make of it (division by zero, out of range,
+		 * a NULL window) says the expression is no window; anything else
+		 * (a cancel, a lock timeout, memory) is raised.
+		 */
+		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
+			edata->sqlerrcode != ERRCODE_INVALID_OBJECT_DEFINITION)
 			ReThrowError(edata);
 		ereport(DEBUG1,
 				(errmsg("GROUP BY expression %s is not a time window: %s",

@@ -67,6 +67,7 @@ typedef struct FlowSlot
 	int64		flush_requests; /* flush_flow calls so far */
 	int64		flushes_done;	/* requests the worker has completed */
 	int64		flushes_failed; /* requests whose round failed */
+	int			flush_waiters;	/* flush_flow calls waiting now */
 	bool		dirty;			/* new dirty log entries */
 	bool		reset;			/* the sink was rewritten: reload the state */
 	TimestampTz last_take;		/* when the worker last drained the queue */
@@ -153,6 +154,9 @@ attach_area(void)
 	on_shmem_exit(dsa_on_shmem_exit_release_in_place, PointerGetDatum(area_place));
 }
 
+static FlushOutcome wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target,
+									TimestampTz started, int64 *rows_written);
+
 /* The flow's slot in this database, taken when create and none exists. */
 static FlowSlot *
 find_slot(int64 flow_id, bool create)
@@ -181,6 +185,7 @@ find_slot(int64 flow_id, bool create)
 			slot->head = slot->tail = InvalidDsaPointer;
 			slot->last_seq = 0;
 			slot->flush_requests = slot->flushes_done = slot->flushes_failed = 0;
+			slot->flush_waiters = 0;
 			slot->dirty = false;
 			slot->reset = false;
 			slot->last_take = GetCurrentTimestamp();
@@ -432,7 +437,7 @@ queue_flush_and_wait(int64 flow_id, int64 *rows_written)
 {
 	FlowSlot   *slot = find_slot(flow_id, true);
 	int64		target;
-	FlushOutcome outcome = FLUSH_NO_WORKER;
+	volatile FlushOutcome outcome = FLUSH_NO_WORKER;
 	TimestampTz started = GetCurrentTimestamp();
 
 	*rows_written = 0;
@@ -440,11 +445,37 @@ queue_flush_and_wait(int64 flow_id, int64 *rows_written)
 		return FLUSH_NO_WORKER;
 	SpinLockAcquire(&slot->mutex);
 	target = ++slot->flush_requests;
+	slot->flush_waiters++;
 	SpinLockRelease(&slot->mutex);
 	worker_wake(MyDatabaseId);
 
+	/* a request nobody waits for any more (given up, canceled) is no request */
+	PG_TRY();
+	{
+		outcome = wait_for_flush(slot, flow_id, target, started, rows_written);
+	}
+	PG_FINALLY();
+	{
+		SpinLockAcquire(&slot->mutex);
+		if (slot->in_use && slot->flow_id == flow_id && slot->dboid == MyDatabaseId &&
+			slot->flush_waiters > 0)
+			slot->flush_waiters--;
+		SpinLockRelease(&slot->mutex);
+	}
+	PG_END_TRY();
+	return outcome;
+}
+
+static FlushOutcome
+wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target, TimestampTz started,
+			   int64 *rows_written)
+{
+	FlushOutcome outcome = FLUSH_NO_WORKER;
+	MemoryContext polling = AllocSetContextCreate(CurrentMemoryContext, "flowpg flush wait",
+												  ALLOCSET_SMALL_SIZES);
+
 	ConditionVariablePrepareToSleep(&queue_shared->flushed);
-	for (;;)
+	for (int round = 1;; round++)
 	{
 		SpinLockAcquire(&slot->mutex);
 		if (!slot->in_use || slot->flow_id != flow_id || slot->dboid != MyDatabaseId)
@@ -459,10 +490,19 @@ queue_flush_and_wait(int64 flow_id, int64 *rows_written)
 		SpinLockRelease(&slot->mutex);
 		if (outcome != FLUSH_NO_WORKER || !worker_running(MyDatabaseId))
 			break;
-		if (worker_blocked_by_me(MyDatabaseId))
+		/* now and then: is the worker waiting for a lock we hold? */
+		if (round % 5 == 0)
 		{
-			outcome = FLUSH_WORKER_BLOCKED;
-			break;
+			MemoryContext old = MemoryContextSwitchTo(polling);
+			bool		blocked = worker_blocked_by_me(MyDatabaseId);
+
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(polling);
+			if (blocked)
+			{
+				outcome = FLUSH_WORKER_BLOCKED;
+				break;
+			}
 		}
 		if (flowpg_query_timeout_ms > 0 &&
 			TimestampDifferenceExceeds(started, GetCurrentTimestamp(), flowpg_query_timeout_ms))
@@ -473,6 +513,7 @@ queue_flush_and_wait(int64 flow_id, int64 *rows_written)
 		(void) ConditionVariableTimedSleep(&queue_shared->flushed, 100, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
+	MemoryContextDelete(polling);
 	return outcome;
 }
 
@@ -485,7 +526,7 @@ queue_flush_requested(int64 flow_id)
 	if (slot == NULL)
 		return 0;
 	SpinLockAcquire(&slot->mutex);
-	if (slot->flush_requests > slot->flushes_done)
+	if (slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done)
 		requested = slot->flush_requests;
 	SpinLockRelease(&slot->mutex);
 	return requested;
@@ -536,7 +577,7 @@ stream_flush_requested(void)
 
 		SpinLockAcquire(&slot->mutex);
 		requested = slot->in_use && slot->dboid == MyDatabaseId &&
-			slot->flush_requests > slot->flushes_done;
+			slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done;
 		SpinLockRelease(&slot->mutex);
 	}
 	return requested;

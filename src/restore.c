@@ -29,6 +29,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -36,6 +37,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 
 #include "capture.h"
 #include "catalog.h"
@@ -48,6 +50,72 @@
 
 PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
 
+/*
+ * Plans the canonical text as role, restricted, under the flow's settings
+ * for canonical text; errors propagate.
+ */
+static FlowPlan *
+plan_restored_as(Oid role, ArrayType *settings, const char *query, int window_output)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nestlevel;
+	FlowPlan   *plan;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nestlevel = flow_settings_push_canonical(settings);
+	plan = flow_plan_restored_text(query, window_output);
+	flow_settings_pop(nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return plan;
+}
+
+/*
+ * As the flow's owner -- or, when pg_restore has not granted the owner the
+ * USAGE on the schemas its query names yet (it grants last), as the role
+ * restoring, whose name lookups the fully qualified text does not depend
+ * on.  Planning runs none of the flow's functions either way.
+ */
+static FlowPlan *
+plan_restored(Oid owner, ArrayType *settings, const char *query, int window_output)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	FlowPlan   *volatile plan = NULL;
+	volatile bool retry = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		plan = plan_restored_as(owner, settings, query, window_output);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+		if (edata->sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		retry = true;
+	}
+	PG_END_TRY();
+	if (retry)
+		plan = plan_restored_as(GetUserId(), settings, query, window_output);
+	return plan;
+}
+
 #define RESTORING_REASON "restored from a dump: maintained once pg_restore has restored %s"
 
 Datum
@@ -59,9 +127,6 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 	bool		isnull;
 	bool		no_window;
 	Oid			owner;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			nestlevel;
 	FlowPlan   *plan;
 	Datum		window_output;
 	char	   *query;
@@ -85,15 +150,10 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 	owner = DatumGetObjectId(heap_getattr(tuple, SPI_fnumber(desc, "owner"), desc, &isnull));
 	window_output = heap_getattr(tuple, SPI_fnumber(desc, "window_output"), desc, &no_window);
 	query = TextDatumGetCString(heap_getattr(tuple, SPI_fnumber(desc, "query"), desc, &isnull));
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push_canonical(DatumGetArrayTypeP(heap_getattr(tuple,
-																			 SPI_fnumber(desc, "settings"),
-																			 desc, &isnull)));
-	plan = flow_plan_restored_text(query, no_window ? -1 : DatumGetInt16(window_output));
-	flow_settings_pop(nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	plan = plan_restored(owner,
+						 DatumGetArrayTypePCopy(heap_getattr(tuple, SPI_fnumber(desc, "settings"),
+															 desc, &isnull)),
+						 query, no_window ? -1 : DatumGetInt16(window_output));
 
 	columns[0] = SPI_fnumber(desc, "query_tree");
 	values[0] = CStringGetTextDatum(nodeToString(plan->query));
@@ -130,18 +190,23 @@ restore_missing(FlowEntry *entry)
 	bool		readable;
 	AclMode		sink_rights = ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE;
 
+	plan = flow_plan_for_entry(entry);
 	foreach(lc, entry->source_relids)
 	{
+		Oid			source = lfirst_oid(lc);
+		List	   *captured = list_make1_oid(source);
 		ListCell   *lc2;
 
-		foreach(lc2, find_all_inheritors(lfirst_oid(lc), NoLock, NULL))
+		/* the tables whose rows the flow reads: FROM ONLY reads no child's */
+		if (flow_plan_reads_descendants(plan->query, source))
+			captured = find_all_inheritors(source, NoLock, NULL);
+		foreach(lc2, captured)
 			if (!capture_triggers_complete(lfirst_oid(lc2)))
 				return psprintf("the capture triggers of table %s",
 								get_rel_name(lfirst_oid(lc2)));
 	}
 	if (!sink_has_guard(entry->sink_relid))
 		return psprintf("the triggers of sink table %s", get_rel_name(entry->sink_relid));
-	plan = flow_plan_for_entry(entry);
 	if (!sink_has_key_index(entry->sink_relid, plan, InvalidOid))
 		return psprintf("the unique index of sink table %s", get_rel_name(entry->sink_relid));
 

@@ -36,6 +36,7 @@
 #include "utils/guc_tables.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
+#include "utils/varlena.h"
 
 #include "settings.h"
 
@@ -76,6 +77,39 @@ is_pinned_custom_setting(struct config_generic *gconf)
 		gconf->context == PGC_USERSET;
 }
 
+/*
+ * The creator's search_path, with pg_temp last when it does not name it:
+ * otherwise a writer's temporary tables would come first for the names the
+ * flow's functions look up (as for SECURITY DEFINER functions).
+ */
+static const char *
+search_path_with_temp_last(const char *path)
+{
+	char	   *copy = pstrdup(path);
+	List	   *names;
+	ListCell   *lc;
+
+	if (!SplitIdentifierString(copy, ',', &names))
+		return path;
+	foreach(lc, names)
+		if (strcmp((char *) lfirst(lc), "pg_temp") == 0)
+			return path;
+	return psprintf("%s%spg_temp", path, path[0] ? ", " : "");
+}
+
+/*
+ * Settings that change how values print, not how names or literals parse:
+ * canonical text (produced and parsed on any machine) does without them, so
+ * a restore elsewhere needs none of the creator's locales.
+ */
+static bool
+only_for_evaluation(const char *name)
+{
+	return pg_strcasecmp(name, "lc_monetary") == 0 ||
+		pg_strcasecmp(name, "lc_numeric") == 0 ||
+		pg_strcasecmp(name, "lc_time") == 0;
+}
+
 ArrayType *
 flow_settings_capture(void)
 {
@@ -88,6 +122,8 @@ flow_settings_capture(void)
 	{
 		const char *value = GetConfigOption(pinned_settings[i], false, false);
 
+		if (strcmp(pinned_settings[i], "search_path") == 0)
+			value = search_path_with_temp_last(value);
 		items[n++] = CStringGetTextDatum(psprintf("%s=%s", pinned_settings[i], value));
 	}
 	for (int i = 0; i < nguc; i++)
@@ -292,7 +328,8 @@ push(ArrayType *settings, bool canonical)
 	{
 		PinnedSetting *ps = &parsed->settings[i];
 
-		if (canonical && pg_strcasecmp(ps->name, "search_path") == 0)
+		if (canonical && (pg_strcasecmp(ps->name, "search_path") == 0 ||
+						  only_for_evaluation(ps->name)))
 			continue;
 		if (!has_pinned_value(ps))
 			(void) set_config_option(ps->name, ps->value, PGC_USERSET, PGC_S_SESSION,

@@ -220,10 +220,9 @@ static void
 sink_write_callback(void *arg)
 {
 	SinkWriteContext *cxt = (SinkWriteContext *) arg;
-	char	   *name = get_rel_name(cxt->sink_relid);
 	int			code = geterrcode();
 
-	errcontext("writing sink table %s of flow \"%s\"", name ? name : "?", cxt->flow_name);
+	errcontext("writing sink table %s of flow \"%s\"", cxt->sink_name, cxt->flow_name);
 	if (code == ERRCODE_INVALID_COLUMN_REFERENCE || code == ERRCODE_UNIQUE_VIOLATION)
 		errhint("flowpg writes one row per group of the flow: the sink needs its unique index on (%s), and rows written by others may collide with the flow's. refresh_flow() recomputes the sink.",
 				group_columns_text(cxt->plan));
@@ -234,6 +233,9 @@ sink_write_context_push(SinkWriteContext *cxt, Oid sink_relid, FlowPlan *plan,
 						const char *flow_name)
 {
 	cxt->sink_relid = sink_relid;
+	cxt->sink_name = get_rel_name(sink_relid);
+	if (cxt->sink_name == NULL)
+		cxt->sink_name = "?";
 	cxt->plan = plan;
 	cxt->flow_name = flow_name;
 	cxt->callback.callback = sink_write_callback;

@@ -45,6 +45,7 @@ typedef struct SinkWriteContext
 {
 	ErrorContextCallback callback;
 	Oid			sink_relid;
+	const char *sink_name;		/* looked up in advance: no catalog access in the callback */
 	FlowPlan   *plan;
 	const char *flow_name;
 } SinkWriteContext;

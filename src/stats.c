@@ -121,7 +121,7 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 	state_values[0] = values[0];
 	state_values[1] = values[4];
 	catalog_execute_privileged("UPDATE flowpg.flow SET state = 'failed', state_reason = $2 "
-							   "WHERE flow_id = $1",
+							   "WHERE flow_id = $1 AND state <> 'restoring'",
 							   2, state_types, state_values, NULL);
 	return consecutive;
 }

@@ -87,6 +87,7 @@ typedef struct PartialLevel
 	int			nestlevel;
 	MemoryContext memory;
 	List	   *flows;			/* FlowPartial */
+	List	   *failed;			/* int64 ids of flows whose expressions failed here */
 	struct PartialLevel *parent;
 } PartialLevel;
 
@@ -416,6 +417,20 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	register_callbacks();
 	/* the writer's own level: the subtransaction below is ours only */
 	level = current_level();
+
+	/*
+	 * Once the flow's own expressions failed in this (sub)transaction, the
+	 * whole flow is recomputed: further rows need not go through it (one
+	 * warning, one dirty log entry, not one per row of a replicated load).
+	 */
+	for (PartialLevel *l = level; l != NULL; l = l->parent)
+	{
+		ListCell   *lc;
+
+		foreach(lc, l->failed)
+			if (*(int64 *) lfirst(lc) == flow_id)
+				return;
+	}
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcontext);
 	PG_TRY();
@@ -448,6 +463,14 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 				partial->overflow_whole = true;
 		}
 		dirty_log_append(flow_id, true, 0, 0, 0);
+		{
+			MemoryContext old = MemoryContextSwitchTo(level->memory);
+			int64	   *id = palloc(sizeof(int64));
+
+			*id = flow_id;
+			level->failed = lappend(level->failed, id);
+			MemoryContextSwitchTo(old);
+		}
 		flow = catalog_get_by_id(flow_id);
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
@@ -577,6 +600,13 @@ stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				flow_settings_pop(nestlevel);
 			}
 			SetUserIdAndSecContext(save_userid, save_sec_context);
+			/* the child's memory lives on under the parent's */
+			{
+				MemoryContext old = MemoryContextSwitchTo(level->parent->memory);
+
+				level->parent->failed = list_concat(level->parent->failed, level->failed);
+				MemoryContextSwitchTo(old);
+			}
 			levels = level->parent;
 		}
 		else

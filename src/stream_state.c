@@ -61,6 +61,8 @@
 #define SOURCE_FETCH_ROWS 10000
 #define STATS_RECORD_USECS (1000 * 1000)
 #define MAX_RETRY_USECS (60 * USECS_PER_SEC)
+#define BUSY_RETRY_USECS (1000 * 1000)	/* after a lock timeout (and a reset) */
+#define BUSY_SKIP_USECS (20 * 1000)		/* after a lock found taken */
 
 /* Windows (as window-value ordinals) a refill already read from the source. */
 typedef struct SkipRange
@@ -113,7 +115,8 @@ typedef struct StreamFlow
 	TimestampTz oldest_unflushed;
 	TimestampTz last_flush;
 	TimestampTz next_dirty_check;
-	TimestampTz retry_at;
+	TimestampTz retry_at;		/* after a failure */
+	TimestampTz busy_until;		/* after a lock a user's transaction held */
 	int			failures;
 
 	/* flow_stats */
@@ -1078,12 +1081,18 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * waits for a user's transaction).
 	 */
 	if (!batch_try_lock_flow(flow->flow_id))
+	{
+		flow->busy_until = now + BUSY_SKIP_USECS;
 		return 0;
+	}
 	entry = catalog_get_by_id(flow->flow_id);
 	if (entry == NULL || graph_version(entry) != flow->version)
 		return 0;				/* gone or changed: the next sync sees it */
 	if (!batch_try_lock_tables(entry))
-		return 0;				/* a user's transaction holds them: later */
+	{
+		flow->busy_until = now + BUSY_SKIP_USECS;	/* a user's transaction holds them */
+		return 0;
+	}
 
 	/*
 	 * refresh_flow or an inline flush rewrote the sink: reload.  Asked for
@@ -1229,6 +1238,8 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
 						(long long) flow->flow_id, edata->message)));
 		clear_skips(flow);
 		reset_flow(flow);
+		/* not before the lock may be gone: a reload each time is not cheap */
+		flow->busy_until = GetCurrentTimestamp() + BUSY_RETRY_USECS;
 		return;
 	}
 	ereport(LOG,
@@ -1260,7 +1271,7 @@ run_one(StreamFlow *flow)
 	volatile bool succeeded = false;
 	int64		flush_request = queue_flush_requested(flow->flow_id);
 
-	if (flow->retry_at > started && flush_request == 0)
+	if ((flow->retry_at > started && flush_request == 0) || flow->busy_until > started)
 		return;
 	pgstat_report_activity(STATE_RUNNING, "flowpg: streaming");
 	PG_TRY();
@@ -1269,12 +1280,14 @@ run_one(StreamFlow *flow)
 		{
 			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
+			batch_limit_lock_waits();
 			(void) flow_round(flow, started, flush_request, true);
 			CommitTransactionCommand();
 		}
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		XactIsoLevel = XACT_REPEATABLE_READ;
+		batch_limit_lock_waits();
 		if (flowpg_query_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
 		flush_done = flow_round(flow, started, flush_request, false);
@@ -1295,9 +1308,11 @@ run_one(StreamFlow *flow)
 		FlushErrorState();
 		AbortCurrentTransaction();
 		MemoryContextSwitchTo(oldcontext);
+		/* a flush_flow waiting for this round gets the failure -- not a busy one */
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			flush_request = 0;
 		round_failed(flow, edata, started);
-		/* a flush_flow waiting for this round gets the failure */
-		publish(flow, flush_request, true, GetCurrentTimestamp());
+		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
 	}
 	PG_END_TRY();
 
@@ -1367,7 +1382,9 @@ stream_run(void)
 	{
 		StreamFlow *flow = lfirst(lc);
 
-		if (flow->evict_requested || !flow->loaded)
+		if (flow->busy_until > now || flow->retry_at > now)
+			wait_ms = Min(wait_ms, Max((Max(flow->busy_until, flow->retry_at) - now) / 1000, 1));
+		else if (flow->evict_requested || !flow->loaded)
 			wait_ms = 0;
 		else if (has_changes(flow))
 		{

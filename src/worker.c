@@ -77,12 +77,9 @@ PGDLLEXPORT void flowpg_worker_main(Datum main_arg);
 /*
  * The worker never waits for a user's transaction, which may be waiting for
  * it (flush_flow): it takes a flow's locks only when free, and any other
- * lock wait gives up after WORKER_LOCK_TIMEOUT -- shorter than the
- * default deadlock_timeout, so a caller that waits for a lock the worker
- * holds gets it rather than a deadlock error.  A flow found busy is tried
- * again after BUSY_RETRY_USECS.
+ * lock wait of a run gives up quickly (batch_limit_lock_waits).  A flow
+ * found busy is tried again after BUSY_RETRY_USECS.
  */
-#define WORKER_LOCK_TIMEOUT "500ms"
 #define BUSY_RETRY_USECS (1000 * 1000)
 
 typedef struct BusyFlow
@@ -705,6 +702,7 @@ run_flow(int64 flow_id)
 		TimestampTz finished;
 		bool		wait_more = false;
 
+		batch_limit_lock_waits();	/* until the run's subtransaction ends */
 		if (flowpg_query_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
 		/* a restored flow is maintained once its tables are complete */
@@ -870,7 +868,7 @@ flowpg_worker_main(Datum main_arg)
 	/* the refresh's exactness argument needs a new snapshot per statement */
 	SetConfigOption("default_transaction_isolation", "read committed",
 					PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("lock_timeout", WORKER_LOCK_TIMEOUT, PGC_SUSET, PGC_S_OVERRIDE);
+
 	next_batching = next_stream = 0;
 
 	for (;;)

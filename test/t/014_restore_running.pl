@@ -54,9 +54,16 @@ SELECT flowpg.create_flow('p_s', 'p_s',
 SELECT flowpg.create_flow('p_b', 'p_b',
   $q$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n, sum(value) AS total
        FROM parted GROUP BY 1, 2$q$, mode => 'batching');
+-- FROM ONLY an inheritance parent whose child came later (and has no capture triggers)
+CREATE TABLE base (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL);
+INSERT INTO base SELECT * FROM metrics WHERE device < 3;
+SELECT flowpg.create_flow('o_s', 'o_s',
+  $q$SELECT device, count(*) AS n, sum(value) AS total FROM ONLY base GROUP BY 1$q$);
+CREATE TABLE base_child () INHERITS (base);
+INSERT INTO base_child SELECT * FROM metrics WHERE device = 5;
 });
 
-my @flows = qw(b_win p_b p_s s_global s_rows s_win);
+my @flows = qw(b_win o_s p_b p_s s_global s_rows s_win);
 my $exact_sql = q{SELECT string_agg(flow_name || '=' || flow_mismatches(flow_name), ' ' ORDER BY flow_name)
   FROM flowpg.flows};
 my $exact = join(' ', map { "$_=0" } @flows);
@@ -70,6 +77,8 @@ UPDATE metrics SET value = value + 1 WHERE device = 3 AND ts < '2024-01-01 02:00
 UPDATE parted SET ts = ts + interval '1 day' WHERE device = 4 AND ts < '2024-01-01 01:00+00';
 DELETE FROM metrics WHERE device = 5 AND ts < '2024-01-01 03:00+00';
 DELETE FROM parted WHERE device = 6 AND ts > '2024-01-01 20:00+00';
+INSERT INTO base VALUES ('2024-01-03 00:00+00', 1, 1);
+INSERT INTO base_child VALUES ('2024-01-03 00:00+00', 1, 1);
 };
 
 $node->safe_psql('app', $flush_sql);
