@@ -11,6 +11,7 @@ MODULE_big = flowpg
 OBJS = \
 	src/flowpg.o \
 	src/settings.o \
+	src/subxact.o \
 	src/window.o \
 	src/planner.o \
 	src/catalog.o \

@@ -17,7 +17,6 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/xact.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
@@ -34,11 +33,11 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
-#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #include "planner.h"
 #include "settings.h"
+#include "subxact.h"
 #include "window.h"
 
 FlowMode
@@ -325,51 +324,45 @@ clear_window(FlowPlan *plan)
  * such as 100 / (shop_id - 5)): an error makes it an ordinary key, in a
  * subtransaction of its own so that nothing of it stays.
  */
+typedef struct MonotonicCheck
+{
+	FlowPlan   *plan;
+	bool		monotonic;
+} MonotonicCheck;
+
+static void
+check_monotonic(void *arg)
+{
+	MonotonicCheck *check = (MonotonicCheck *) arg;
+	int64		x1;
+	int64		x2;
+
+	check->monotonic = !window_find_decrease(flow_plan_window_probe(check->plan),
+											 check->plan->window_text, 1, 0, &x1, &x2);
+}
+
 static bool
 window_is_monotonic(FlowPlan *plan)
 {
-	MemoryContext oldcontext = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	volatile bool monotonic = false;
+	MonotonicCheck check = {plan, false};
+	ErrorData  *edata = subxact_run(check_monotonic, &check);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
-	PG_TRY();
-	{
-		int64		x1;
-		int64		x2;
+	if (edata == NULL)
+		return check.monotonic;
 
-		monotonic = !window_find_decrease(flow_plan_window_probe(plan),
-										  plan->window_text, 1, 0, &x1, &x2);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcontext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-		/*
-		 * Only what the values make of it (division by zero, out of range,
-		 * a NULL window) says the expression is no window; anything else
-		 * (a cancel, a lock timeout, memory) is raised.
-		 */
-		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
-			edata->sqlerrcode != ERRCODE_INVALID_OBJECT_DEFINITION)
-			ReThrowError(edata);
-		ereport(DEBUG1,
-				(errmsg("GROUP BY expression %s is not a time window: %s",
-						plan->window_text, edata->message)));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-	return monotonic;
+	/*
+	 * Only what the values make of it (division by zero, out of range, a
+	 * NULL window) says the expression is no window; anything else (a
+	 * cancel, a lock timeout, memory) is raised.
+	 */
+	if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
+		edata->sqlerrcode != ERRCODE_INVALID_OBJECT_DEFINITION)
+		ReThrowError(edata);
+	ereport(DEBUG1,
+			(errmsg("GROUP BY expression %s is not a time window: %s",
+					plan->window_text, edata->message)));
+	FreeErrorData(edata);
+	return false;
 }
 
 /*

@@ -29,7 +29,6 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/xact.h"
 #include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -37,7 +36,6 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/resowner.h"
 
 #include "capture.h"
 #include "catalog.h"
@@ -46,9 +44,12 @@
 #include "restore.h"
 #include "settings.h"
 #include "sink.h"
+#include "subxact.h"
 #include "worker.h"
 
 PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
+
+#define RESTORING_REASON "restored from a dump: maintained once pg_restore has restored %s"
 
 /*
  * Plans the canonical text as role, restricted, under the flow's settings
@@ -72,6 +73,23 @@ plan_restored_as(Oid role, ArrayType *settings, const char *query, int window_ou
 	return plan;
 }
 
+typedef struct RestoredPlan
+{
+	Oid			role;
+	ArrayType  *settings;
+	const char *query;
+	int			window_output;
+	FlowPlan   *plan;
+} RestoredPlan;
+
+static void
+plan_restored_call(void *arg)
+{
+	RestoredPlan *rp = (RestoredPlan *) arg;
+
+	rp->plan = plan_restored_as(rp->role, rp->settings, rp->query, rp->window_output);
+}
+
 /*
  * As the flow's owner -- or, when pg_restore has not granted the owner the
  * USAGE on the schemas its query names yet (it grants last), as the role
@@ -81,42 +99,16 @@ plan_restored_as(Oid role, ArrayType *settings, const char *query, int window_ou
 static FlowPlan *
 plan_restored(Oid owner, ArrayType *settings, const char *query, int window_output)
 {
-	MemoryContext oldcontext = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	FlowPlan   *volatile plan = NULL;
-	volatile bool retry = false;
+	RestoredPlan rp = {owner, settings, query, window_output, NULL};
+	ErrorData  *edata = subxact_run(plan_restored_call, &rp);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
-	PG_TRY();
-	{
-		plan = plan_restored_as(owner, settings, query, window_output);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcontext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-		if (edata->sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		retry = true;
-	}
-	PG_END_TRY();
-	if (retry)
-		plan = plan_restored_as(GetUserId(), settings, query, window_output);
-	return plan;
+	if (edata == NULL)
+		return rp.plan;
+	if (edata->sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE)
+		ReThrowError(edata);
+	FreeErrorData(edata);
+	return plan_restored_as(GetUserId(), settings, query, window_output);
 }
-
-#define RESTORING_REASON "restored from a dump: maintained once pg_restore has restored %s"
 
 Datum
 flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)

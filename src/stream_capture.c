@@ -32,7 +32,6 @@
 #include "miscadmin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
-#include "utils/resowner.h"
 #include "utils/tuplestore.h"
 
 #include "dirty_log.h"
@@ -41,6 +40,7 @@
 #include "queue.h"
 #include "settings.h"
 #include "stream_capture.h"
+#include "subxact.h"
 #include "window.h"
 #include "worker.h"
 
@@ -406,80 +406,76 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
  * recompute then meets the same error and records it, as for a batching
  * flow.  What was gathered into the partial is recomputed too.
  */
+typedef struct CaptureCall
+{
+	int64		flow_id;
+	uint32		version;
+	Relation	rel;
+	Tuplestorestate *rows;
+	TupleTableSlot *one_row;
+	PartialLevel *level;
+} CaptureCall;
+
+static void
+capture_call(void *arg)
+{
+	CaptureCall *call = (CaptureCall *) arg;
+
+	accumulate_rows(call->flow_id, call->version, call->rel, call->rows, call->one_row,
+					call->level);
+}
+
 static void
 capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows,
 				TupleTableSlot *one_row)
 {
-	PartialLevel *level;
-	MemoryContext oldcontext = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
+	CaptureCall call = {flow_id, version, rel, rows, one_row, NULL};
+	ErrorData  *edata;
+	ListCell   *lc;
+	FlowEntry  *flow;
+	MemoryContext old;
+	int64	   *id;
 
 	register_callbacks();
 	/* the writer's own level: the subtransaction below is ours only */
-	level = current_level();
+	call.level = current_level();
 
 	/*
 	 * Once the flow's own expressions failed in this (sub)transaction, the
 	 * whole flow is recomputed: further rows need not go through it (one
 	 * warning, one dirty log entry, not one per row of a replicated load).
 	 */
-	for (PartialLevel *l = level; l != NULL; l = l->parent)
-	{
-		ListCell   *lc;
-
+	for (PartialLevel *l = call.level; l != NULL; l = l->parent)
 		foreach(lc, l->failed)
 			if (*(int64 *) lfirst(lc) == flow_id)
 				return;
-	}
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
-	PG_TRY();
+
+	edata = subxact_run(capture_call, &call);
+	if (edata == NULL)
+		return;
+
+	foreach(lc, call.level->flows)
 	{
-		accumulate_rows(flow_id, version, rel, rows, one_row, level);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
+		FlowPartial *partial = lfirst(lc);
+
+		if (partial->flow_id == flow_id && !partial->overflow)
+			start_overflow(partial);
+		if (partial->flow_id == flow_id)
+			partial->overflow_whole = true;
 	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-		ListCell   *lc;
-		FlowEntry  *flow;
-
-		MemoryContextSwitchTo(oldcontext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-
-		foreach(lc, level->flows)
-		{
-			FlowPartial *partial = lfirst(lc);
-
-			if (partial->flow_id == flow_id && !partial->overflow)
-				start_overflow(partial);
-			if (partial->flow_id == flow_id)
-				partial->overflow_whole = true;
-		}
-		dirty_log_append(flow_id, true, 0, 0, 0);
-		{
-			MemoryContext old = MemoryContextSwitchTo(level->memory);
-			int64	   *id = palloc(sizeof(int64));
-
-			*id = flow_id;
-			level->failed = lappend(level->failed, id);
-			MemoryContextSwitchTo(old);
-		}
-		flow = catalog_get_by_id(flow_id);
-		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg("streaming flow \"%s\" could not take the new rows: %s",
-						flow ? flow->flow_name : "?", edata->message),
-				 errdetail("The flow is recomputed from its source instead.")));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
+	dirty_log_append(flow_id, true, 0, 0, 0);
+	old = MemoryContextSwitchTo(call.level->memory);
+	id = palloc(sizeof(int64));
+	*id = flow_id;
+	call.level->failed = lappend(call.level->failed, id);
+	MemoryContextSwitchTo(old);
+	flow = catalog_get_by_id(flow_id);
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg("streaming flow \"%s\" could not take the new rows: %s",
+					flow ? flow->flow_name : "?", edata->message),
+			 errdetail("The flow is recomputed from its source instead.")));
+	FreeErrorData(edata);
 }
 
 void

@@ -63,6 +63,7 @@
 #include "queue.h"
 #include "restore.h"
 #include "stream_state.h"
+#include "subxact.h"
 #include "worker.h"
 
 PGDLLEXPORT void flowpg_launcher_main(Datum main_arg);
@@ -660,16 +661,43 @@ next_run_after_failure(int consecutive, TimestampTz finished)
 	return finished + Min(delay, MAX_BACKOFF_USECS);
 }
 
+/* What one run of a flow does, in a subtransaction of the run's transaction. */
+typedef struct FlowRun
+{
+	FlowEntry  *entry;
+	TimestampTz started;
+	TimestampTz finished;
+	BatchResult result;
+	bool		wait_more;		/* a restored flow whose tables are not in yet */
+} FlowRun;
+
+static void
+flow_run_call(void *arg)
+{
+	FlowRun    *run = (FlowRun *) arg;
+
+	batch_limit_lock_waits();	/* until the run's subtransaction ends */
+	if (flowpg_query_timeout_ms > 0)
+		enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
+	/* a restored flow is maintained once its tables are complete */
+	if (strcmp(run->entry->state, "restoring") == 0)
+		run->wait_more = !restore_finish(run->entry, false);
+	else
+		run->result = batch_refresh_dirty(run->entry, NULL, NULL);
+	disable_timeout(STATEMENT_TIMEOUT, false);
+	run->finished = GetCurrentTimestamp();
+	if (run->result.log_entries > 0)
+		stats_record_run(run->entry->flow_id, &run->result, run->started, run->finished,
+						 next_run_after(run->entry, &run->result, run->started, run->finished));
+}
+
 /* One run of one flow, in its own transaction; errors stay in it. */
 static void
 run_flow(int64 flow_id)
 {
-	MemoryContext oldcontext;
-	ResourceOwner oldowner;
 	FlowEntry  *entry;
-	TimestampTz started;
-	volatile bool slow = false;
-	volatile int nranges = 0;
+	FlowRun		run = {0};
+	ErrorData  *edata;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -690,54 +718,26 @@ run_flow(int64 flow_id)
 		return;
 	}
 	pgstat_report_activity(STATE_RUNNING, psprintf("flowpg: refreshing flow %s", entry->flow_name));
-	started = GetCurrentTimestamp();
+	run.entry = entry;
+	run.started = GetCurrentTimestamp();
 
-	oldcontext = CurrentMemoryContext;
-	oldowner = CurrentResourceOwner;
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
-	PG_TRY();
+	edata = subxact_run(flow_run_call, &run);
+	if (edata == NULL)
 	{
-		BatchResult result = {0, 0, 0, false, 0};
-		TimestampTz finished;
-		bool		wait_more = false;
-
-		batch_limit_lock_waits();	/* until the run's subtransaction ends */
-		if (flowpg_query_timeout_ms > 0)
-			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
-		/* a restored flow is maintained once its tables are complete */
-		if (strcmp(entry->state, "restoring") == 0)
-			wait_more = !restore_finish(entry, false);
-		else
-			result = batch_refresh_dirty(entry, NULL, NULL);
-		disable_timeout(STATEMENT_TIMEOUT, false);
-		finished = GetCurrentTimestamp();
-		if (result.log_entries > 0)
-			stats_record_run(flow_id, &result, started, finished,
-							 next_run_after(entry, &result, started, finished));
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-		set_busy(flow_id, wait_more);
-		slow = flowpg_slow_query_threshold_ms >= 0 &&
-			finished - started > (int64) flowpg_slow_query_threshold_ms * 1000;
-		nranges = result.log_entries;
+		set_busy(flow_id, run.wait_more);
+		if (flowpg_slow_query_threshold_ms >= 0 &&
+			run.finished - run.started > (int64) flowpg_slow_query_threshold_ms * 1000)
+			ereport(LOG,
+					(errmsg("flowpg: flow \"%s\" took %.1f s to refresh %d dirty ranges",
+							entry->flow_name, (run.finished - run.started) / 1000000.0,
+							run.result.log_entries)));
 	}
-	PG_CATCH();
+	else
 	{
-		ErrorData  *edata;
 		TimestampTz finished = GetCurrentTimestamp();
-		int			consecutive;
 
 		disable_timeout(STATEMENT_TIMEOUT, false);
-		QueryCancelPending = false;	/* the timeout's cancel was this error */
-		MemoryContextSwitchTo(oldcontext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-
+		QueryCancelPending = false; /* the timeout's cancel was this error */
 		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
 		{
 			/* a lock a user's transaction holds: not a failure, later */
@@ -747,19 +747,14 @@ run_flow(int64 flow_id)
 		}
 		else
 		{
+			int			consecutive;
+
 			ereport(LOG,
 					(errmsg("flowpg: flow \"%s\" failed: %s", entry->flow_name, edata->message)));
-			consecutive = stats_record_failure(flow_id, edata, started, finished);
+			consecutive = stats_record_failure(flow_id, edata, run.started, finished);
 			stats_set_next_run(flow_id, next_run_after_failure(consecutive, finished));
 		}
 	}
-	PG_END_TRY();
-
-	if (slow)
-		ereport(LOG,
-				(errmsg("flowpg: flow \"%s\" took %.1f s to refresh %d dirty ranges",
-						entry->flow_name, (GetCurrentTimestamp() - started) / 1000000.0,
-						nranges)));
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
