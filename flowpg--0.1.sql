@@ -195,7 +195,11 @@ SELECT f.flow_id,
 	   f.eval_interval,
 	   f.comment,
 	   st.state,
-	   st.state_reason,
+	   /* a failure's message can quote data: only for roles that may act for the owner */
+	   CASE WHEN st.state <> 'failed' OR pg_catalog.pg_has_role(f.owner, 'USAGE')
+			THEN st.state_reason
+			ELSE 'the last run failed; the flow''s owner finds the error in flowpg.flow_errors'
+	   END AS state_reason,
 	   f.created_at,
 	   f.updated_at,
 	   'CREATE FLOW ' || pg_catalog.quote_ident(f.flow_name)

@@ -30,6 +30,7 @@
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "catalog/indexing.h"
+#include "parser/parse_func.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/partition.h"
@@ -530,6 +531,44 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
+/* The function of the trigger of this name on the table; InvalidOid if none. */
+static Oid
+trigger_function(Oid relid, const char *tgname)
+{
+	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			funcid = InvalidOid;
+
+	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum(tgname));
+	scan = systable_beginscan(rel, TriggerRelidNameIndexId, true, NULL, 2, keys);
+	if ((tuple = systable_getnext(scan)) != NULL)
+		funcid = ((Form_pg_trigger) GETSTRUCT(tuple))->tgfoid;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return funcid;
+}
+
+static Oid
+flowpg_function(const char *name)
+{
+	return LookupFuncName(list_make2(makeString("flowpg"), makeString(pstrdup(name))),
+						  0, NULL, true);
+}
+
+bool
+capture_is_flowpg_trigger(Oid relid, const char *tgname)
+{
+	Oid			funcid = trigger_function(relid, tgname);
+
+	return OidIsValid(funcid) &&
+		(funcid == flowpg_function("_capture") || funcid == flowpg_function("_sink_truncated"));
+}
+
 bool
 capture_has_triggers(Oid relid)
 {
@@ -546,8 +585,19 @@ install_on(Oid relid)
 	{
 		const CaptureTrigger *ct = &capture_triggers[i];
 
-		if (!trigger_applies(ct, relid) || OidIsValid(get_trigger_oid(relid, ct->name, true)))
+		if (!trigger_applies(ct, relid))
 			continue;
+		if (OidIsValid(get_trigger_oid(relid, ct->name, true)))
+		{
+			/* flowpg finds its triggers by name: that one must be its own */
+			if (!capture_is_flowpg_trigger(relid, ct->name))
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_OBJECT),
+						 errmsg("table %s already has a trigger named %s that flowpg did not create",
+								get_rel_name(relid), ct->name),
+						 errhint("Rename or drop that trigger; flowpg needs the name for its capture trigger.")));
+			continue;
+		}
 		catalog_execute_privileged(psprintf("CREATE TRIGGER %s %s EXECUTE FUNCTION flowpg._capture()",
 											quote_identifier(ct->name),
 											psprintf(ct->definition, table)),

@@ -27,6 +27,12 @@ extern void capture_log_inherited(Oid relid);
 /* The ancestors of a table: partitioned tables and inheritance parents. */
 extern List *capture_ancestors(Oid relid);
 
+/*
+ * Is the table's trigger of this name one of flowpg's own (by its function,
+ * not its name: a user's trigger may be called anything)?
+ */
+extern bool capture_is_flowpg_trigger(Oid relid, const char *tgname);
+
 /* Does the table carry flowpg's capture triggers? */
 extern bool capture_has_triggers(Oid relid);
 

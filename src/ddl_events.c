@@ -225,13 +225,64 @@ named_table(List *names_or_null, RangeVar *rv)
 	return RangeVarGetRelid(rv, NoLock, true);
 }
 
+/* Is this trigger flowpg's own, on a table one of its flows uses? */
+static bool
+trigger_in_use(Oid relid, const char *tgname)
+{
+	return OidIsValid(relid) && capture_is_flowpg_trigger(relid, tgname) &&
+		(capture_table_has_flows(relid) || catalog_get_by_sink(relid) != NULL);
+}
+
+/*
+ * flowpg finds its triggers by name and checks their states by name: they
+ * may be neither renamed, dropped (whatever they are called) nor replaced.
+ */
+static void
+refuse_trigger_change(Oid relid, const char *tgname, const char *what)
+{
+	if (trigger_in_use(relid, tgname))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot %s trigger %s on table %s: %s",
+						what, tgname, get_rel_name(relid),
+						sink_is_guard(tgname) ? "flowpg recomputes the sink when it is truncated" :
+						"flowpg captures changes with it"),
+				 errhint("Drop the flows that use the table first.")));
+}
+
 void
 ddl_before_utility(Node *stmt)
 {
 	ListCell   *lc;
 
-	if (!IsTransactionState() || !catalog_exists())
+	if (!IsTransactionState() || catalog_own_ddl || !catalog_exists())
 		return;
+
+	if (IsA(stmt, RenameStmt) && ((RenameStmt *) stmt)->renameType == OBJECT_TRIGGER)
+	{
+		RenameStmt *rename = (RenameStmt *) stmt;
+
+		refuse_trigger_change(named_table(NIL, rename->relation), rename->subname, "rename");
+		return;
+	}
+	if (IsA(stmt, CreateTrigStmt) && ((CreateTrigStmt *) stmt)->replace)
+	{
+		CreateTrigStmt *create = (CreateTrigStmt *) stmt;
+
+		refuse_trigger_change(named_table(NIL, create->relation), create->trigname, "replace");
+		return;
+	}
+	if (IsA(stmt, DropStmt) && ((DropStmt *) stmt)->removeType == OBJECT_TRIGGER)
+	{
+		foreach(lc, ((DropStmt *) stmt)->objects)
+		{
+			List	   *names = (List *) lfirst(lc);
+			List	   *relname = list_truncate(list_copy(names), list_length(names) - 1);
+
+			refuse_trigger_change(named_table(relname, NULL), strVal(llast(names)), "drop");
+		}
+		return;
+	}
 
 	if (IsA(stmt, DropStmt) &&
 		(((DropStmt *) stmt)->removeType == OBJECT_INDEX ||
@@ -456,6 +507,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 								   flow_plan_query_tree(query, entry->window_output));
 				error_context_stack = callback.previous;
 				check_capture_triggers(entry->sink_relid, entry->flow_name);
+				sink_check_owner(entry->sink_relid, entry->owner);	/* ALTER ... OWNER TO */
 			}
 			if (list_member_oid(entry->source_relids, obj->objid))
 			{
@@ -505,7 +557,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 		}
 		if (!concerned)
 			continue;
-		text = flow_plan_deparse(query, entry->settings);
+		text = flow_plan_deparse(query, entry->settings, entry->owner);
 		if (strcmp(text, entry->query) != 0)
 			catalog_update_query_text(entry->flow_id, text);
 	}

@@ -188,13 +188,28 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 		batch_lock_flow(existing->flow_id); /* no refresh while replacing */
 	}
 
-	if (existing == NULL && list_length(catalog_get_all()) >= flowpg_max_flows)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many flows"),
-				 errdetail("This database has %d flows, the most flowpg.max_flows allows.",
-						   flowpg_max_flows),
-				 errhint("Drop a flow, or raise flowpg.max_flows and restart the server.")));
+	if (existing == NULL)
+	{
+		List	   *all = catalog_get_all();
+		int			mine = 0;
+
+		if (list_length(all) >= flowpg_max_flows)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("too many flows"),
+					 errdetail("This database has %d flows, the most flowpg.max_flows allows.",
+							   flowpg_max_flows),
+					 errhint("Drop a flow, or raise flowpg.max_flows and restart the server.")));
+		foreach(lc, all)
+			mine += ((FlowEntry *) lfirst(lc))->owner == GetUserId();
+		if (flowpg_max_flows_per_role > 0 && mine >= flowpg_max_flows_per_role)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("too many flows for role %s", GetUserNameFromId(GetUserId(), false)),
+					 errdetail("Role %s owns %d flows in this database; flowpg.max_flows_per_role is %d.",
+							   GetUserNameFromId(GetUserId(), false), mine, flowpg_max_flows_per_role),
+					 errhint("Drop one of its flows, or ask an administrator to raise flowpg.max_flows_per_role.")));
+	}
 
 	entry = palloc0(sizeof(FlowEntry));
 	entry->flow_name = flow_name;
@@ -203,6 +218,9 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 
 	plan = flow_plan_query_text(query_text, FLOW_WINDOW_FIND);
 	check_capture_privilege(plan->source_relids);
+	/* writers cannot apply the owner's policies to their rows: recompute */
+	if (plan->streaming_refusal == NULL && flow_plan_uses_row_security(plan))
+		plan->streaming_refusal = "row-level security policies filter a source table for the flow's owner";
 	entry->mode = (char *) flow_mode_name(flow_plan_choose_mode(plan, requested,
 																expire_after,
 																eval_interval));
@@ -213,7 +231,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 
 	entry->is_aggregate = plan->is_aggregate;
 	entry->source_relids = plan->source_relids;
-	entry->query = flow_plan_deparse(plan->query, entry->settings);
+	entry->query = flow_plan_deparse(plan->query, entry->settings, entry->owner);
 	entry->query_tree = nodeToString(plan->query);
 	entry->time_relid = plan->window_expr ? plan->time_relid : InvalidOid;
 	entry->time_attno = plan->window_expr ? plan->time_attno : InvalidAttrNumber;
@@ -392,6 +410,8 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 	FlowPlan   *plan;
 	Datum		result;
 	int			nestlevel;
+	Oid			save_userid;
+	int			save_sec_context;
 
 	if (entry == NULL)
 		ereport(ERROR,
@@ -410,10 +430,15 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 						format_type_be(valtype)),
 				 errhint("Cast the value to %s.", format_type_be(plan->time_type))));
 
+	/* the window is the owner's code: it runs as the owner, restricted */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(entry->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
 	nestlevel = flow_settings_push(entry->settings);
 	result = window_bounds_result(fcinfo, flow_plan_window_probe(plan),
 								  PG_GETARG_DATUM(1));
 	flow_settings_pop(nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 	return result;
 }
 
@@ -426,7 +451,7 @@ flowpg_deparse_query(PG_FUNCTION_ARGS)
 	if (entry == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_TEXT_P(cstring_to_text(flow_plan_deparse(stringToNode(entry->query_tree),
-													   entry->settings)));
+													   entry->settings, entry->owner)));
 }
 
 /*

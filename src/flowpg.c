@@ -27,6 +27,7 @@ PG_MODULE_MAGIC;
 
 bool		flowpg_enabled = true;
 int			flowpg_max_flows = 64;
+int			flowpg_max_flows_per_role = 0;
 int			flowpg_state_memory_kb = 64 * 1024;
 int			flowpg_queue_memory_kb = 16 * 1024;
 int			flowpg_flush_interval_ms = 100;
@@ -83,6 +84,15 @@ _PG_init(void)
 							&flowpg_max_flows,
 							64, 1, 10000,
 							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("flowpg.max_flows_per_role",
+							"Maximum number of flows one role may own in a database (0: flowpg.max_flows).",
+							NULL,
+							&flowpg_max_flows_per_role,
+							0, 0, 10000,
+							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
 

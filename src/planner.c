@@ -22,6 +22,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -29,7 +30,9 @@
 #include "parser/parser.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/acl.h"
 #include "utils/regproc.h"
+#include "utils/rls.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
@@ -711,6 +714,46 @@ flow_plan_restored_text(const char *query_text, int window_output)
 	return plan_query_text(query_text, window_output, false);
 }
 
+static bool
+execute_checker(Oid funcid, void *context)
+{
+	if (pg_proc_aclcheck(funcid, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, get_func_name(funcid));
+	return false;
+}
+
+static bool
+execute_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	(void) check_functions_in_node(node, execute_checker, context);
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, execute_walker, context, 0);
+	return expression_tree_walker(node, execute_walker, context);
+}
+
+void
+flow_plan_check_rights(FlowPlan *plan)
+{
+	RelationWalkContext walk = {NIL};
+
+	(void) relation_walker((Node *) plan->query, &walk);
+	(void) ExecCheckRTPerms(walk.rtes, true);
+	(void) execute_walker((Node *) plan->query, NULL);
+}
+
+bool
+flow_plan_uses_row_security(FlowPlan *plan)
+{
+	ListCell   *lc;
+
+	foreach(lc, plan->source_relids)
+		if (check_enable_rls(lfirst_oid(lc), InvalidOid, true) == RLS_ENABLED)
+			return true;
+	return false;
+}
+
 bool
 flow_plan_owner_can_read(FlowPlan *plan)
 {
@@ -735,12 +778,21 @@ flow_plan_for_entry(FlowEntry *entry)
 }
 
 char *
-flow_plan_deparse(Query *query, ArrayType *settings)
+flow_plan_deparse(Query *query, ArrayType *settings, Oid owner)
 {
-	int			nestlevel = flow_settings_push_canonical(settings);
-	char	   *text = pg_get_querydef(copyObject(query), false);
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nestlevel;
+	char	   *text;
 
+	/* as the owner, restricted: printing constants runs their types' output functions */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nestlevel = flow_settings_push_canonical(settings);
+	text = pg_get_querydef(copyObject(query), false);
 	flow_settings_pop(nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 	/* ruleutils indents the first line too */
 	while (*text == ' ')
 		text++;

@@ -95,6 +95,15 @@ extern FlowPlan *flow_plan_restored_text(const char *query_text, int window_outp
 /* May the current user read what the plan reads? */
 extern bool flow_plan_owner_can_read(FlowPlan *plan);
 
+/*
+ * Errors out unless the current user may run the plan as a query: SELECT
+ * on the columns it reads, EXECUTE on the functions and aggregates it calls.
+ */
+extern void flow_plan_check_rights(FlowPlan *plan);
+
+/* Do row-level security policies filter what the current user reads? */
+extern bool flow_plan_uses_row_security(FlowPlan *plan);
+
 /* Rebuilds the graph from a stored (already validated) query tree. */
 extern FlowPlan *flow_plan_query_tree(Query *query, int window_output);
 
@@ -102,7 +111,7 @@ extern FlowPlan *flow_plan_query_tree(Query *query, int window_output);
 extern FlowPlan *flow_plan_for_entry(FlowEntry *entry);
 
 /* The canonical text of the query: deparsed, every name qualified. */
-extern char *flow_plan_deparse(Query *query, ArrayType *settings);
+extern char *flow_plan_deparse(Query *query, ArrayType *settings, Oid owner);
 
 /*
  * Picks the engine for the requested mode and checks the intervals; errors

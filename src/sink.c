@@ -333,6 +333,27 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 	table_close(rel, AccessShareLock);
 }
 
+void
+sink_check_owner(Oid sink_relid, Oid flow_owner)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(sink_relid));
+	Oid			sink_owner;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", sink_relid);
+	sink_owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	/* superusers count as members of every role: not for this */
+	if (sink_owner != flow_owner && !is_member_of_role_nosuper(flow_owner, sink_owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("sink table %s is owned by role %s, not by the flow's owner %s",
+						get_rel_name(sink_relid), GetUserNameFromId(sink_owner, false),
+						GetUserNameFromId(flow_owner, false)),
+				 errdetail("flowpg writes a sink with the rights of the flow's owner: the triggers of another role's table would run with them."),
+				 errhint("Use a sink owned by the flow's owner or by a role it is a member of.")));
+}
+
 static void
 check_existing_sink(Oid relid, const char *flow_name, FlowPlan *plan, int64 own_flow_id)
 {
@@ -376,6 +397,7 @@ check_existing_sink(Oid relid, const char *flow_name, FlowPlan *plan, int64 own_
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for sink table %s", relname),
 				 errdetail("A flow runs as its owner, who needs SELECT, INSERT, UPDATE and DELETE on the sink.")));
+	sink_check_owner(relid, GetUserId());
 	sink_check_columns(relid, plan);
 }
 

@@ -28,6 +28,13 @@ extern void sink_remove_guard(Oid sink_relid);
 extern bool sink_has_guard(Oid sink_relid);
 extern bool sink_is_guard(const char *tgname);
 
+/*
+ * Errors out unless the sink belongs to the flow's owner or to a role the
+ * owner is a member of (not merely a superuser): the sink's triggers run
+ * with the flow owner's rights.
+ */
+extern void sink_check_owner(Oid sink_relid, Oid flow_owner);
+
 /* Checks an existing sink against the flow's output columns. */
 extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 

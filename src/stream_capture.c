@@ -30,8 +30,11 @@
 #include "access/xact.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 #include "dirty_log.h"
@@ -52,6 +55,15 @@ typedef struct GraphCacheEntry
 	Oid			owner;
 	ArrayType  *settings;
 	List	   *maps;			/* RelationMap */
+
+	/*
+	 * The owner's rights to run the flow's query (SELECT on its columns,
+	 * EXECUTE on its functions), and whether row-level security filters its
+	 * sources for the owner: checked once, again after a change of ACLs,
+	 * policies, roles or functions (invalidation callbacks below).
+	 */
+	bool		rights_checked;
+	bool		row_security;	/* rows go to the recompute, which applies it */
 } GraphCacheEntry;
 
 typedef struct RelationMap
@@ -101,6 +113,35 @@ static void stream_xact_callback(XactEvent event, void *arg);
 static void stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 									SubTransactionId parentSubid, void *arg);
 
+/* Rights and policies of flows reading relid (all: InvalidOid) need a recheck. */
+static void
+forget_rights(Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	GraphCacheEntry *entry;
+
+	if (graph_cache == NULL)
+		return;
+	hash_seq_init(&status, graph_cache);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		if (!OidIsValid(relid) || list_member_oid(entry->graph->plan->source_relids, relid))
+			entry->rights_checked = false;
+}
+
+/* GRANT / REVOKE on a table and its policies change its relcache entry. */
+static void
+rights_relcache_callback(Datum arg, Oid relid)
+{
+	forget_rights(relid);
+}
+
+/* Roles, memberships, function ACLs: any flow may be concerned. */
+static void
+rights_syscache_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	forget_rights(InvalidOid);
+}
+
 static void
 register_callbacks(void)
 {
@@ -108,6 +149,10 @@ register_callbacks(void)
 		return;
 	RegisterXactCallback(stream_xact_callback, NULL);
 	RegisterSubXactCallback(stream_subxact_callback, NULL);
+	CacheRegisterRelcacheCallback(rights_relcache_callback, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHOID, rights_syscache_callback, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, rights_syscache_callback, (Datum) 0);
+	CacheRegisterSyscacheCallback(PROCOID, rights_syscache_callback, (Datum) 0);
 	callbacks_registered = true;
 }
 
@@ -171,6 +216,7 @@ cached_graph(int64 flow_id, uint32 version)
 		MemoryContextSwitchTo(old);
 	}
 	entry->graph = graph;
+	entry->rights_checked = false;
 	entry->owner = flow->owner;
 	entry->settings = flow->settings ?
 		(ArrayType *) copy_in(graph_cache_memory, flow->settings,
@@ -381,6 +427,21 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 						   SECURITY_RESTRICTED_OPERATION);
 	nestlevel = flow_settings_push(entry->settings);
 
+	/*
+	 * What the owner may not read never reaches the sink: a lost privilege
+	 * fails here (the flow falls back to the recompute, which fails as a
+	 * batching flow does), and rows row-level security may hide from the
+	 * owner go to the recompute, which applies the policies.
+	 */
+	if (!entry->rights_checked)
+	{
+		flow_plan_check_rights(graph->plan);
+		entry->row_security = flow_plan_uses_row_security(graph->plan);
+		entry->rights_checked = true;
+	}
+	if (entry->row_security && !partial->overflow)
+		start_overflow(partial);
+
 	if (rows == NULL)
 		accumulate_row(graph, partial, one_row, map, values, nulls);
 	else
@@ -470,11 +531,19 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	call.level->failed = lappend(call.level->failed, id);
 	MemoryContextSwitchTo(old);
 	flow = catalog_get_by_id(flow_id);
-	ereport(WARNING,
-			(errcode(edata->sqlerrcode),
-			 errmsg("streaming flow \"%s\" could not take the new rows: %s",
-					flow ? flow->flow_name : "?", edata->message),
-			 errdetail("The flow is recomputed from its source instead.")));
+	/* the error may quote data or names the writer may not see: only to its owner */
+	if (flow && has_privs_of_role(GetUserId(), flow->owner))
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("streaming flow \"%s\" could not take the new rows: %s",
+						flow->flow_name, edata->message),
+				 errdetail("The flow is recomputed from its source instead.")));
+	else
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("streaming flow \"%s\" could not take the new rows",
+						flow ? flow->flow_name : "?"),
+				 errdetail("The flow is recomputed from its source instead; its owner finds the error in flowpg.flow_errors.")));
 	FreeErrorData(edata);
 }
 
