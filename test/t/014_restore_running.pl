@@ -62,10 +62,37 @@ SELECT flowpg.create_flow('o_s', 'o_s',
 CREATE TABLE base_child () INHERITS (base);
 INSERT INTO base_child SELECT * FROM metrics WHERE device = 5;
 });
+# A hostile flow: its window makes its owner superuser when run as anyone
+# else.  Restoring it (as a superuser) must not.
+$node->safe_psql('postgres', 'CREATE ROLE regress_evil LOGIN');
+$node->safe_psql(
+	'app', q{
+CREATE SCHEMA evil AUTHORIZATION regress_evil;
+GRANT USAGE ON SCHEMA evil TO PUBLIC;
+SET ROLE regress_evil;
+CREATE TABLE evil.src (ts timestamptz NOT NULL, v int NOT NULL);
+INSERT INTO evil.src VALUES ('2024-01-01 10:00+00', 1);
+CREATE FUNCTION evil.escalate() RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	IF current_user <> 'regress_evil' THEN
+		EXECUTE 'ALTER ROLE regress_evil SUPERUSER';
+	END IF;
+END $f$;
+CREATE FUNCTION evil.hour(t timestamptz) RETURNS timestamptz LANGUAGE plpgsql IMMUTABLE AS $f$
+BEGIN
+	PERFORM evil.escalate();
+	RETURN date_trunc('hour', t);
+END $f$;
+SELECT flowpg.create_flow('e_s', 'evil.e_s',
+  $q$SELECT evil.hour(ts) AS hour, count(*) AS n, sum(v) AS total FROM evil.src GROUP BY 1$q$);
+});
 
 my @flows = qw(b_win o_s p_b p_s s_global s_rows s_win);
+# (the hostile flow's oracle runs as its owner: run as anyone else, its
+# query would be the very hazard the test is about)
 my $exact_sql = q{SELECT string_agg(flow_name || '=' || flow_mismatches(flow_name), ' ' ORDER BY flow_name)
-  FROM flowpg.flows};
+  FROM flowpg.flows WHERE flow_name <> 'e_s'};
+my $evil_exact_sql = q{SET ROLE regress_evil; SELECT flow_mismatches('e_s')};
 my $exact = join(' ', map { "$_=0" } @flows);
 my $states_sql = q{SELECT string_agg(DISTINCT state, ',') FROM flowpg.flows};
 my $flush_sql = q{SELECT count(flowpg.flush_flow(flow_name)) FROM flowpg.flows};
@@ -79,6 +106,7 @@ DELETE FROM metrics WHERE device = 5 AND ts < '2024-01-01 03:00+00';
 DELETE FROM parted WHERE device = 6 AND ts > '2024-01-01 20:00+00';
 INSERT INTO base VALUES ('2024-01-03 00:00+00', 1, 1);
 INSERT INTO base_child VALUES ('2024-01-03 00:00+00', 1, 1);
+INSERT INTO evil.src VALUES ('2024-01-01 11:00+00', 2);
 };
 
 $node->safe_psql('app', $flush_sql);
@@ -111,6 +139,7 @@ for my $db (sort keys %restores)
 	$node->safe_psql($db, $writes);
 	$node->safe_psql($db, $flush_sql);
 	is($node->safe_psql($db, $exact_sql), $exact, "$db: after more writes and flush_flow every sink is exact");
+	is($node->safe_psql($db, $evil_exact_sql), '0', "$db: the hostile flow too, as its owner sees it");
 	is($node->safe_psql($db, q{SELECT count(*) FROM flowpg.flow_errors}), '0', "$db: no flow failed");
 }
 
@@ -134,6 +163,9 @@ $node->command_ok([ 'pg_restore', '--section=post-data', '-d', 'r_partial', $dum
 ok(poll_until('r_partial', $states_sql, 'active', 30), 'r_partial: the flows become active');
 $node->safe_psql('r_partial', $flush_sql);
 is($node->safe_psql('r_partial', $exact_sql), $exact, 'r_partial: every sink is exact');
+
+is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_evil'}),
+	'f', 'restoring, recomputing and flushing a hostile flow ran none of its code with more rights');
 
 # The original database went on unaffected.
 $node->safe_psql('app', $flush_sql);
