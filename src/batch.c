@@ -305,9 +305,7 @@ typedef struct RunContext
 	FlowEntry  *entry;
 	FlowPlan   *plan;
 	WindowProbe *probe;
-	int			nestlevel;
-	Oid			save_userid;
-	int			save_sec_context;
+	FlowIdentity identity;
 } RunContext;
 
 /* Enters the flow's world: its plan, pinned settings, owner and SPI. */
@@ -316,12 +314,8 @@ run_begin(RunContext *run, FlowEntry *entry)
 {
 	run->entry = entry;
 	run->plan = flow_plan_for_entry(entry);
-	GetUserIdAndSecContext(&run->save_userid, &run->save_sec_context);
 	/* the owner's code runs here: it may not change the caller's session */
-	SetUserIdAndSecContext(entry->owner,
-						   run->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	run->nestlevel = flow_settings_push(entry->settings);
+	flow_enter(&run->identity, entry->owner, entry->settings, false);
 	run->probe = run->plan->window_expr ? flow_plan_window_probe(run->plan) : NULL;
 	{
 		MemoryContext caller = CurrentMemoryContext;
@@ -337,8 +331,7 @@ static void
 run_end(RunContext *run)
 {
 	SPI_finish();
-	flow_settings_pop(run->nestlevel);
-	SetUserIdAndSecContext(run->save_userid, run->save_sec_context);
+	flow_leave(&run->identity);
 }
 
 /* The whole flow, within expire_after; *ranges gets that range (NIL: all). */

@@ -409,9 +409,7 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 	FlowEntry  *entry = catalog_get_by_name(flow_name);
 	FlowPlan   *plan;
 	Datum		result;
-	int			nestlevel;
-	Oid			save_userid;
-	int			save_sec_context;
+	FlowIdentity identity;
 
 	if (entry == NULL)
 		ereport(ERROR,
@@ -431,14 +429,10 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 				 errhint("Cast the value to %s.", format_type_be(plan->time_type))));
 
 	/* the window is the owner's code: it runs as the owner, restricted */
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(entry->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push(entry->settings);
+	flow_enter(&identity, entry->owner, entry->settings, false);
 	result = window_bounds_result(fcinfo, flow_plan_window_probe(plan),
 								  PG_GETARG_DATUM(1));
-	flow_settings_pop(nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	flow_leave(&identity);
 	return result;
 }
 

@@ -780,19 +780,13 @@ flow_plan_for_entry(FlowEntry *entry)
 char *
 flow_plan_deparse(Query *query, ArrayType *settings, Oid owner)
 {
-	Oid			save_userid;
-	int			save_sec_context;
-	int			nestlevel;
+	FlowIdentity identity;
 	char	   *text;
 
 	/* as the owner, restricted: printing constants runs their types' output functions */
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push_canonical(settings);
+	flow_enter(&identity, owner, settings, true);
 	text = pg_get_querydef(copyObject(query), false);
-	flow_settings_pop(nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	flow_leave(&identity);
 	/* ruleutils indents the first line too */
 	while (*text == ' ')
 		text++;

@@ -58,18 +58,12 @@ PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
 static FlowPlan *
 plan_restored_as(Oid role, ArrayType *settings, const char *query, int window_output)
 {
-	Oid			save_userid;
-	int			save_sec_context;
-	int			nestlevel;
+	FlowIdentity identity;
 	FlowPlan   *plan;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push_canonical(settings);
+	flow_enter(&identity, role, settings, true);
 	plan = flow_plan_restored_text(query, window_output);
-	flow_settings_pop(nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	flow_leave(&identity);
 	return plan;
 }
 
@@ -177,8 +171,7 @@ restore_missing(FlowEntry *entry)
 {
 	ListCell   *lc;
 	FlowPlan   *plan;
-	Oid			save_userid;
-	int			save_sec_context;
+	FlowIdentity identity;
 	bool		readable;
 	AclMode		sink_rights = ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE;
 
@@ -202,11 +195,9 @@ restore_missing(FlowEntry *entry)
 	if (!sink_has_key_index(entry->sink_relid, plan, InvalidOid))
 		return psprintf("the unique index of sink table %s", get_rel_name(entry->sink_relid));
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(entry->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
+	flow_enter(&identity, entry->owner, NULL, false);
 	readable = flow_plan_owner_can_read(plan);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	flow_leave(&identity);
 	if (!readable)
 		return psprintf("the privileges of role %s on the flow's sources",
 						GetUserNameFromId(entry->owner, false));

@@ -352,6 +352,23 @@ flow_settings_push_canonical(ArrayType *settings)
 	return push(settings, true);
 }
 
+void
+flow_enter(FlowIdentity *id, Oid owner, ArrayType *settings, bool canonical)
+{
+	GetUserIdAndSecContext(&id->save_userid, &id->save_sec_context);
+	SetUserIdAndSecContext(owner, id->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	id->nestlevel = settings ? push(settings, canonical) : -1;
+}
+
+void
+flow_leave(FlowIdentity *id)
+{
+	if (id->nestlevel >= 0)
+		flow_settings_pop(id->nestlevel);
+	SetUserIdAndSecContext(id->save_userid, id->save_sec_context);
+}
+
 int
 settings_push_safe_search_path(void)
 {

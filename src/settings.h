@@ -27,6 +27,21 @@ extern int	flow_settings_push(ArrayType *settings);
 extern int	flow_settings_push_canonical(ArrayType *settings);
 extern void flow_settings_pop(int nestlevel);
 
+/*
+ * A flow's world: its owner's identity in a restricted security context,
+ * and its pinned settings (canonical: for canonical text; NULL settings:
+ * the identity alone).  Every expression of a flow is evaluated in it.
+ */
+typedef struct FlowIdentity
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nestlevel;		/* -1: no settings pushed */
+} FlowIdentity;
+
+extern void flow_enter(FlowIdentity *id, Oid owner, ArrayType *settings, bool canonical);
+extern void flow_leave(FlowIdentity *id);
+
 /* Only search_path = pg_catalog, pg_temp, until flow_settings_pop. */
 extern int	settings_push_safe_search_path(void);
 

@@ -172,9 +172,7 @@ cached_graph(int64 flow_id, uint32 version)
 	GraphCacheEntry *entry;
 	bool		found;
 	FlowEntry  *flow;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			nestlevel;
+	FlowIdentity identity;
 	StreamGraph *graph;
 
 	if (graph_cache == NULL)
@@ -196,13 +194,9 @@ cached_graph(int64 flow_id, uint32 version)
 	flow = catalog_get_by_id(flow_id);
 	if (flow == NULL)
 		elog(ERROR, "flowpg: flow %lld disappeared", (long long) flow_id);
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(flow->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push(flow->settings);
+	flow_enter(&identity, flow->owner, flow->settings, false);
 	graph = graph_build(flow, graph_cache_memory);
-	flow_settings_pop(nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	flow_leave(&identity);
 
 	entry = hash_search(graph_cache, &flow_id, HASH_ENTER, &found);
 	if (found)
@@ -404,9 +398,7 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	AttrNumber *map;
 	FlowPartial *partial;
 	TupleTableSlot *slot;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			nestlevel;
+	FlowIdentity identity;
 	int			readptr;
 	Datum	   *values = NULL;
 	bool	   *nulls = NULL;
@@ -422,10 +414,7 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	}
 
 	/* the flow's expressions run as its owner, under its settings */
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(entry->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push(entry->settings);
+	flow_enter(&identity, entry->owner, entry->settings, false);
 
 	/*
 	 * What the owner may not read never reaches the sink: a lost privilege
@@ -455,8 +444,7 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 		ExecDropSingleTupleTableSlot(slot);
 	}
 
-	flow_settings_pop(nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	flow_leave(&identity);
 }
 
 /*
@@ -647,24 +635,17 @@ stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		if (level->parent && level->parent->nestlevel == nestlevel - 1)
 		{
 			ListCell   *lc;
-			Oid			save_userid;
-			int			save_sec_context;
 
-			GetUserIdAndSecContext(&save_userid, &save_sec_context);
 			foreach(lc, level->flows)
 			{
 				FlowPartial *partial = lfirst(lc);
-				int			nestlevel;
+				FlowIdentity identity;
 
 				/* combine functions are the owner's code, run as in the flow */
-				SetUserIdAndSecContext(partial->owner, save_sec_context |
-									   SECURITY_LOCAL_USERID_CHANGE |
-									   SECURITY_RESTRICTED_OPERATION);
-				nestlevel = flow_settings_push(partial->settings);
+				flow_enter(&identity, partial->owner, partial->settings, false);
 				merge_partial(level->parent, partial);
-				flow_settings_pop(nestlevel);
+				flow_leave(&identity);
 			}
-			SetUserIdAndSecContext(save_userid, save_sec_context);
 			/* the child's memory lives on under the parent's */
 			{
 				MemoryContext old = MemoryContextSwitchTo(level->parent->memory);
@@ -764,20 +745,17 @@ ship_partials(bool prepare)
 {
 	TransactionId xid = GetTopTransactionIdIfAny();
 	ListCell   *lc;
-	Oid			save_userid;
-	int			save_sec_context;
 
 	if (levels == NULL)
 		return;
 	/* every subtransaction has ended: only the top level is left */
 	Assert(levels->parent == NULL);
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	foreach(lc, levels->flows)
 	{
 		FlowPartial *partial = lfirst(lc);
 		StringInfoData buf;
 		int32		count;
-		int			nestlevel;
+		FlowIdentity identity;
 
 		if (partial->nrows_in == 0)
 			continue;
@@ -787,12 +765,9 @@ ship_partials(bool prepare)
 			continue;
 		}
 		initStringInfo(&buf);
-		SetUserIdAndSecContext(partial->owner, save_sec_context |
-							   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		nestlevel = flow_settings_push(partial->settings);
+		flow_enter(&identity, partial->owner, partial->settings, false);
 		serialize_partial(partial, &buf, &count);
-		flow_settings_pop(nestlevel);
-		SetUserIdAndSecContext(save_userid, save_sec_context);
+		flow_leave(&identity);
 		if (count == 0)
 			continue;			/* every row was filtered out */
 		/*

@@ -1071,9 +1071,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	int64		rows_before = flow->unrecorded.rows_out;
 	FlowEntry  *entry;
 	bool		dirty;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			nestlevel;
+	FlowIdentity identity;
 
 	/*
 	 * No refresh, inline flush, replacement or drop of this flow meanwhile;
@@ -1101,10 +1099,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	if (queue_take_reset(flow->flow_id) && flow->loaded)
 		reset_flow(flow);
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(entry->owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	nestlevel = flow_settings_push(entry->settings);
+	flow_enter(&identity, entry->owner, entry->settings, false);
 
 	if (flow->graph == NULL)
 	{
@@ -1124,8 +1119,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		if (flow->loaded)
 			apply_pending(flow);
 		PopActiveSnapshot();
-		flow_settings_pop(nestlevel);
-		SetUserIdAndSecContext(save_userid, save_sec_context);
+		flow_leave(&identity);
 		return 0;
 	}
 
@@ -1180,8 +1174,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	}
 
 	PopActiveSnapshot();
-	flow_settings_pop(nestlevel);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	flow_leave(&identity);
 	clear_skips(flow);
 	flow->stats.round_rows = flow->unrecorded.rows_out - rows_before;
 	return flush_request;
