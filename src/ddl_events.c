@@ -255,6 +255,10 @@ ddl_before_utility(Node *stmt)
 {
 	ListCell   *lc;
 
+	/* every utility statement of every database passes here: look at few */
+	if (!IsA(stmt, RenameStmt) && !IsA(stmt, CreateTrigStmt) && !IsA(stmt, DropStmt) &&
+		!IsA(stmt, AlterTableStmt))
+		return;
 	if (!IsTransactionState() || catalog_own_ddl || !catalog_exists())
 		return;
 
