@@ -26,9 +26,15 @@ OBJS = \
 	src/worker.o \
 	src/aggregate.o \
 	src/operator.o \
+	src/shmem.o \
 	src/queue.o \
+	src/batch_codec.o \
 	src/stream_capture.o \
-	src/stream_state.o
+	src/group_store.o \
+	src/stream_apply.o \
+	src/stream_refill.o \
+	src/stream_evict.o \
+	src/stream_round.o
 DATA = flowpg--0.1.sql
 PG_CPPFLAGS = -I$(srcdir)/src
 

@@ -77,7 +77,8 @@ CREATE TABLE flowpg.flow_run (
 	rows_out		bigint NOT NULL DEFAULT 0,
 	last_run_at		timestamptz,
 	last_run_duration interval,
-	next_run_at		timestamptz
+	next_run_at		timestamptz,
+	last_worker_pid	int
 );
 
 /* The most recent errors of each flow. */
@@ -224,7 +225,8 @@ CREATE FUNCTION flowpg._stream_stats(flow_id bigint,
 	OUT batches_applied bigint, OUT batches_dropped bigint,
 	OUT fallbacks bigint, OUT freshness interval,
 	OUT last_flush_at timestamptz, OUT status text,
-	OUT oldest_queued_at timestamptz)
+	OUT oldest_queued_at timestamptz, OUT state_refills bigint,
+	OUT state_repairs bigint, OUT last_worker_pid int)
 RETURNS record
 AS 'MODULE_PATHNAME', 'flowpg_stream_stats'
 LANGUAGE C STRICT VOLATILE;
@@ -243,6 +245,8 @@ SELECT f.flow_id,
 	   r.last_run_at,
 	   r.last_run_duration,
 	   r.next_run_at,
+	   /* the worker (or the session, for an inline flush) of the last run */
+	   coalesce(s.last_worker_pid, r.last_worker_pid) AS worker_pid,
 	   coalesce(d.pending, 0) AS pending,
 	   d.pending_rows,
 	   /* the oldest change not in the sink: logged dirty, or queued */
@@ -250,6 +254,8 @@ SELECT f.flow_id,
 			ELSE pg_catalog.clock_timestamp() - LEAST(d.oldest, s.oldest_queued_at) END AS lag,
 	   s.state_groups,
 	   s.state_bytes,
+	   s.state_refills,
+	   s.state_repairs,
 	   s.queued_batches AS queue_depth,
 	   s.queued_bytes AS queue_bytes,
 	   s.batches_applied,

@@ -84,8 +84,14 @@ agg_support_init(AggSupport *agg, FlowAggregate *def)
 AggContext *
 agg_context_create(MemoryContext memory)
 {
-	AggContext *cxt = MemoryContextAlloc(memory, sizeof(AggContext));
-	MemoryContext old = MemoryContextSwitchTo(memory);
+	return agg_context_create_in(memory, memory);
+}
+
+AggContext *
+agg_context_create_in(MemoryContext node_memory, MemoryContext memory)
+{
+	AggContext *cxt = MemoryContextAlloc(node_memory, sizeof(AggContext));
+	MemoryContext old = MemoryContextSwitchTo(node_memory);
 
 	cxt->node = makeNode(WindowAggState);
 	cxt->node->aggcontext = memory;

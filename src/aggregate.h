@@ -58,6 +58,9 @@ typedef struct AggContext
 extern void agg_support_init(AggSupport *agg, FlowAggregate *def);
 extern AggContext *agg_context_create(MemoryContext memory);
 
+/* The same with states in memory (which may be reset) and the node elsewhere. */
+extern AggContext *agg_context_create_in(MemoryContext node_memory, MemoryContext memory);
+
 /* Initial transition values of a new group, in the context's memory. */
 extern void agg_init_trans(AggContext *cxt, AggSupport *aggs, int naggs, AggTrans *trans);
 

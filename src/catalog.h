@@ -8,6 +8,7 @@
 #ifndef FLOWPG_CATALOG_H
 #define FLOWPG_CATALOG_H
 
+#include "access/attnum.h"
 #include "nodes/pg_list.h"
 #include "utils/array.h"
 #include "utils/timestamp.h"

@@ -21,6 +21,7 @@
 
 #include "ddl_events.h"
 #include "flowpg.h"
+#include "shmem.h"
 #include "worker.h"
 
 PG_MODULE_MAGIC;
@@ -34,6 +35,7 @@ int			flowpg_flush_interval_ms = 100;
 int			flowpg_min_refresh_interval_ms = 5000;
 int			flowpg_query_timeout_ms = 10 * 60 * 1000;
 int			flowpg_slow_query_threshold_ms = 60 * 1000;
+int			flowpg_workers_per_database = 3;
 
 static bool loaded_at_startup = false;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
@@ -150,8 +152,18 @@ _PG_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("flowpg.workers_per_database",
+							"Most flowpg workers running the flows of one database at once.",
+							"One of them is always left to streaming rounds while the others run batching refreshes.",
+							&flowpg_workers_per_database,
+							3, 1, 16,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("flowpg");
 
+	shmem_install_hooks();
 	worker_register();
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = flowpg_process_utility;

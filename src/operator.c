@@ -542,8 +542,8 @@ graph_project_row(StreamGraph *graph, Datum *values, bool *nulls)
 }
 
 bool
-graph_group_output(StreamGraph *graph, GroupTable *table, FlowGroup *group,
-				   Datum *values, bool *nulls)
+graph_finalize_output(StreamGraph *graph, AggContext *cxt, AggTrans *trans,
+					  Datum *values, bool *nulls)
 {
 	ExprContext *econtext = graph->econtext;
 	TupleTableSlot *slot = graph->group_slot;
@@ -552,7 +552,6 @@ graph_group_output(StreamGraph *graph, GroupTable *table, FlowGroup *group,
 	ExecClearTuple(slot);
 	if (graph->nkeys > 0)
 	{
-		ExecStoreMinimalTuple(group->key, graph->key_slot, false);
 		slot_getallattrs(graph->key_slot);
 		for (int k = 0; k < graph->nkeys; k++)
 		{
@@ -561,13 +560,8 @@ graph_group_output(StreamGraph *graph, GroupTable *table, FlowGroup *group,
 		}
 	}
 	for (int i = 0; i < graph->naggs; i++)
-	{
-		AggTrans	trans = group_get_trans(group, graph->naggs, i);
-
 		slot->tts_values[graph->nkeys + i] =
-			agg_finalize(table->aggcxt, &graph->aggs[i], &trans,
-						 &slot->tts_isnull[graph->nkeys + i]);
-	}
+			agg_finalize(cxt, &graph->aggs[i], &trans[i], &slot->tts_isnull[graph->nkeys + i]);
 	ExecStoreVirtualTuple(slot);
 	MemoryContextSwitchTo(old);
 
@@ -575,19 +569,6 @@ graph_group_output(StreamGraph *graph, GroupTable *table, FlowGroup *group,
 	for (int o = 0; o < graph->noutputs; o++)
 		values[o] = ExecEvalExpr(graph->outputs[o], econtext, &nulls[o]);
 	return graph->having == NULL || ExecQual(graph->having, econtext);
-}
-
-int64
-group_window_ordinal(StreamGraph *graph, FlowGroup *group, bool *isnull)
-{
-	Datum		value;
-
-	ExecStoreMinimalTuple(group->key, graph->key_slot, false);
-	value = slot_getattr(graph->key_slot, graph->window_key + 1, isnull);
-	if (*isnull)
-		return 0;
-	return window_datum_to_ordinal(TupleDescAttr(graph->key_desc, graph->window_key)->atttypid,
-								   value);
 }
 
 FlowGroup *

@@ -148,9 +148,12 @@ extern bool graph_accumulate_row(StreamGraph *graph, GroupTable *table);
 /* The projected sink row of the row in the row slot (non-aggregate flows). */
 extern bool graph_project_row(StreamGraph *graph, Datum *values, bool *nulls);
 
-/* Finalizes a group and projects its sink row; returns whether HAVING holds. */
-extern bool graph_group_output(StreamGraph *graph, GroupTable *table, FlowGroup *group,
-							   Datum *values, bool *nulls);
+/*
+ * Finalizes a group (its key in key_slot, its states in trans) and projects
+ * its sink row; returns whether HAVING holds.
+ */
+extern bool graph_finalize_output(StreamGraph *graph, AggContext *cxt, AggTrans *trans,
+								  Datum *values, bool *nulls);
 
 extern GroupTable *group_table_create(StreamGraph *graph, MemoryContext parent);
 extern void group_table_free(GroupTable *table);
@@ -160,8 +163,5 @@ extern FlowGroup *group_lookup(StreamGraph *graph, GroupTable *table, bool creat
 
 /* Visits every group: start with a zeroed iterator, stop at NULL. */
 extern FlowGroup *group_table_next(GroupTable *table, GroupIterator *iter);
-
-/* The window ordinal of a group (its window key, as an ordinal). */
-extern int64 group_window_ordinal(StreamGraph *graph, FlowGroup *group, bool *isnull);
 
 #endif							/* FLOWPG_OPERATOR_H */

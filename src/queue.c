@@ -70,6 +70,8 @@ typedef struct FlowSlot
 	int			flush_waiters;	/* flush_flow calls waiting now */
 	bool		dirty;			/* new dirty log entries */
 	bool		reset;			/* the sink was rewritten: reload the state */
+	bool		evict;			/* state memory is short: this flow gives up windows */
+	dsa_pointer flow_state;		/* the streaming state (stream_state.c) */
 	TimestampTz last_take;		/* when the worker last drained the queue */
 	StreamStats stats;
 } FlowSlot;
@@ -188,6 +190,8 @@ find_slot(int64 flow_id, bool create)
 			slot->flush_waiters = 0;
 			slot->dirty = false;
 			slot->reset = false;
+			slot->evict = false;
+			slot->flow_state = InvalidDsaPointer;
 			slot->last_take = GetCurrentTimestamp();
 			memset(&slot->stats, 0, sizeof(StreamStats));
 			slot->stats.freshness_us = -1;
@@ -269,7 +273,7 @@ queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
 }
 
 List *
-queue_take(int64 flow_id)
+queue_peek(int64 flow_id)
 {
 	FlowSlot   *slot = find_slot(flow_id, false);
 	dsa_pointer dp;
@@ -277,19 +281,21 @@ queue_take(int64 flow_id)
 
 	if (slot == NULL)
 		return NIL;
+
+	/*
+	 * Only the worker that claimed the flow unlinks its batches, and
+	 * writers only append: the chain from head to this tail stays as it is.
+	 */
 	SpinLockAcquire(&slot->mutex);
 	dp = slot->head;
-	slot->head = slot->tail = InvalidDsaPointer;
 	slot->last_take = GetCurrentTimestamp();
-	slot->stats.queued_batches = 0;
-	slot->stats.queued_bytes = 0;
 	SpinLockRelease(&slot->mutex);
 
 	while (DsaPointerIsValid(dp))
 	{
 		BatchHeader *header = dsa_get_address(area, dp);
 		QueuedBatch *batch = palloc(sizeof(QueuedBatch));
-		dsa_pointer next = header->next;
+		dsa_pointer next;
 
 		batch->seq = header->seq;
 		batch->xid = header->xid;
@@ -301,31 +307,162 @@ queue_take(int64 flow_id)
 		batch->data = palloc(header->len);
 		memcpy(batch->data, (char *) header + sizeof(BatchHeader), header->len);
 		batches = lappend(batches, batch);
-		dsa_free(area, dp);
+		SpinLockAcquire(&slot->mutex);
+		next = (dp == slot->tail) ? InvalidDsaPointer : header->next;
+		SpinLockRelease(&slot->mutex);
 		dp = next;
 	}
 	return batches;
 }
 
 void
+queue_remove(int64 flow_id, List *batches)
+{
+	FlowSlot   *slot;
+	dsa_pointer *freed;
+	int			nfreed = 0;
+	ListCell   *lc = list_head(batches);
+	dsa_pointer prev = InvalidDsaPointer;
+	dsa_pointer dp;
+
+	if (batches == NIL)
+		return;
+	slot = find_slot(flow_id, false);
+	if (slot == NULL)
+		return;
+	freed = palloc(sizeof(dsa_pointer) * list_length(batches));
+	SpinLockAcquire(&slot->mutex);
+	/* both in seq order: one walk unlinks them */
+	dp = slot->head;
+	while (DsaPointerIsValid(dp) && lc != NULL)
+	{
+		BatchHeader *header = dsa_get_address(area, dp);
+		dsa_pointer next = header->next;
+		int64		seq = ((QueuedBatch *) lfirst(lc))->seq;
+
+		if (header->seq < seq)
+		{
+			prev = dp;
+			dp = next;
+			continue;
+		}
+		if (header->seq == seq)
+		{
+			if (DsaPointerIsValid(prev))
+				((BatchHeader *) dsa_get_address(area, prev))->next = next;
+			else
+				slot->head = next;
+			if (slot->tail == dp)
+				slot->tail = prev;
+			slot->stats.queued_batches--;
+			slot->stats.queued_bytes -= header->len;
+			freed[nfreed++] = dp;
+			dp = next;
+		}
+		lc = lnext(batches, lc);
+	}
+	SpinLockRelease(&slot->mutex);
+	for (int i = 0; i < nfreed; i++)
+		dsa_free(area, freed[i]);
+	pfree(freed);
+}
+
+bool
+queue_round_wanted(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+	bool		wanted;
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	wanted = DsaPointerIsValid(slot->head) || slot->dirty || slot->reset || slot->evict ||
+		(slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done);
+	SpinLockRelease(&slot->mutex);
+	return wanted;
+}
+
+dsa_pointer
+queue_get_flow_state(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+	dsa_pointer dp;
+
+	if (slot == NULL)
+		return InvalidDsaPointer;
+	SpinLockAcquire(&slot->mutex);
+	dp = slot->flow_state;
+	SpinLockRelease(&slot->mutex);
+	return dp;
+}
+
+bool
+queue_set_flow_state(int64 flow_id, dsa_pointer dp)
+{
+	FlowSlot   *slot = find_slot(flow_id, true);
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	slot->flow_state = dp;
+	SpinLockRelease(&slot->mutex);
+	return true;
+}
+
+void
+queue_request_evict_largest(void)
+{
+	FlowSlot   *largest = NULL;
+
+	for (int i = 0; i < queue_shared->nslots; i++)
+	{
+		FlowSlot   *slot = &queue_shared->slots[i];
+
+		if (slot->in_use && slot->stats.state_bytes > 0 &&
+			(largest == NULL || slot->stats.state_bytes > largest->stats.state_bytes))
+			largest = slot;
+	}
+	if (largest == NULL)
+		return;
+	SpinLockAcquire(&largest->mutex);
+	largest->evict = largest->in_use;
+	SpinLockRelease(&largest->mutex);
+}
+
+bool
+queue_take_evict(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+	bool		evict;
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	evict = slot->evict;
+	slot->evict = false;
+	SpinLockRelease(&slot->mutex);
+	return evict;
+}
+
+dsa_pointer
 queue_forget(int64 flow_id)
 {
 	FlowSlot   *slot = find_slot(flow_id, false);
-
 	dsa_pointer dp = InvalidDsaPointer;
+	dsa_pointer state = InvalidDsaPointer;
 
 	if (slot == NULL)
-		return;
-	list_free_deep(queue_take(flow_id));
+		return InvalidDsaPointer;
 	LWLockAcquire(&queue_shared->lock, LW_EXCLUSIVE);
 	SpinLockAcquire(&slot->mutex);
 	if (slot->flow_id == flow_id && slot->dboid == MyDatabaseId)
 	{
-		/* a batch appended since queue_take is freed too (below) */
 		dp = slot->head;
+		state = slot->flow_state;
 		slot->in_use = false;
 		slot->flow_id = 0;
 		slot->head = slot->tail = InvalidDsaPointer;
+		slot->flow_state = InvalidDsaPointer;
 	}
 	SpinLockRelease(&slot->mutex);
 	LWLockRelease(&queue_shared->lock);
@@ -337,6 +474,7 @@ queue_forget(int64 flow_id)
 		dp = next;
 	}
 	ConditionVariableBroadcast(&queue_shared->flushed);
+	return state;
 }
 
 List *
@@ -393,6 +531,10 @@ queue_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool failed
 	slot->stats.last_flush_at = stats->last_flush_at;
 	slot->stats.status = stats->status;
 	slot->stats.round_rows = stats->round_rows;
+	slot->stats.refills = stats->refills;
+	slot->stats.repairs = stats->repairs;
+	if (stats->last_worker)
+		slot->stats.last_worker = stats->last_worker;
 	if (flushes_done > slot->flushes_done)
 		slot->flushes_done = flushes_done;
 	if (failed && flushes_done > slot->flushes_failed)

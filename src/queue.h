@@ -13,6 +13,7 @@
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "utils/dsa.h"
 
 /* One committed-or-not transaction's partial result for one flow. */
 typedef struct QueuedBatch
@@ -42,6 +43,9 @@ typedef struct StreamStats
 	int			status;			/* STREAM_STATUS_* */
 	int64		round_rows;		/* sink rows the last round wrote */
 	TimestampTz oldest_queued_at;	/* of the batches not taken yet, 0 none */
+	int64		refills;		/* state loaded whole from the source */
+	int64		repairs;		/* unfinished rounds recomputed */
+	pid_t		last_worker;	/* the worker of the last round */
 } StreamStats;
 
 #define STREAM_STATUS_NONE 0
@@ -61,11 +65,27 @@ extern void queue_shmem_startup(void);
 extern bool queue_append(int64 flow_id, TransactionId xid, uint32 version,
 						 int32 count, int64 nrows, StringInfo data);
 
-/* The worker takes every queued batch of the flow, oldest first. */
-extern List *queue_take(int64 flow_id);
+/*
+ * Copies of the flow's queued batches, oldest first.  They stay queued
+ * until queue_remove, once the round that applied them has committed: a
+ * worker that dies meanwhile loses none.
+ */
+extern List *queue_peek(int64 flow_id);
+extern void queue_remove(int64 flow_id, List *batches);
 
-/* Frees the flow's slot and queue (the flow is gone). */
-extern void queue_forget(int64 flow_id);
+/* Is there anything for a round of the flow (batches, dirt, a flush, ...)? */
+extern bool queue_round_wanted(int64 flow_id);
+
+/* The flow's streaming state in the state area (stream_state.c's). */
+extern dsa_pointer queue_get_flow_state(int64 flow_id);
+extern bool queue_set_flow_state(int64 flow_id, dsa_pointer dp);
+
+/* State memory is short: the flow with the most state gives up windows. */
+extern void queue_request_evict_largest(void);
+extern bool queue_take_evict(int64 flow_id);
+
+/* Frees the flow's slot and queue (the flow is gone); returns its state. */
+extern dsa_pointer queue_forget(int64 flow_id);
 
 /* The flows with a slot in this database. */
 extern List *queue_flows(void);

@@ -54,14 +54,15 @@ stats_record_run(int64 flow_id, BatchResult *result, TimestampTz started,
 	values[4] = interval_between(started, finished);
 	values[5] = TimestampTzGetDatum(next_run);
 	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, runs, rows_in, rows_out, "
-							   "last_run_at, last_run_duration, next_run_at) "
-							   "VALUES ($1, 1, $2, $3, $4, $5, $6) "
+							   "last_run_at, last_run_duration, next_run_at, last_worker_pid) "
+							   "VALUES ($1, 1, $2, $3, $4, $5, $6, pg_catalog.pg_backend_pid()) "
 							   "ON CONFLICT (flow_id) DO UPDATE SET runs = r.runs + 1, "
 							   "consecutive_failures = 0, rows_in = r.rows_in + excluded.rows_in, "
 							   "rows_out = r.rows_out + excluded.rows_out, "
 							   "last_run_at = excluded.last_run_at, "
 							   "last_run_duration = excluded.last_run_duration, "
-							   "next_run_at = coalesce(excluded.next_run_at, r.next_run_at)",
+							   "next_run_at = coalesce(excluded.next_run_at, r.next_run_at), "
+							   "last_worker_pid = excluded.last_worker_pid",
 							   6, types, values, nulls);
 	catalog_execute_privileged("UPDATE flowpg.flow SET state = 'active', state_reason = NULL "
 							   "WHERE flow_id = $1 AND state = 'failed'",
@@ -93,11 +94,13 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 	values[5] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
 
 	catalog_query_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, failures, consecutive_failures, "
-							 "last_run_at, last_run_duration) VALUES ($1, 1, 1, $2, $3) "
+							 "last_run_at, last_run_duration, last_worker_pid) "
+							 "VALUES ($1, 1, 1, $2, $3, pg_catalog.pg_backend_pid()) "
 							 "ON CONFLICT (flow_id) DO UPDATE SET failures = r.failures + 1, "
 							 "consecutive_failures = r.consecutive_failures + 1, "
 							 "last_run_at = excluded.last_run_at, "
-							 "last_run_duration = excluded.last_run_duration "
+							 "last_run_duration = excluded.last_run_duration, "
+							 "last_worker_pid = excluded.last_worker_pid "
 							 "RETURNING consecutive_failures", 3, types, values, NULL);
 	consecutive = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	catalog_query_privileged_end();
@@ -145,8 +148,8 @@ Datum
 flowpg_stream_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
-	Datum		values[11];
-	bool		nulls[11] = {0};
+	Datum		values[14];
+	bool		nulls[14] = {0};
 	StreamStats st;
 	static const char *const statuses[] = {"none", "recovering", "active"};
 
@@ -178,6 +181,10 @@ flowpg_stream_stats(PG_FUNCTION_ARGS)
 	values[9] = CStringGetTextDatum(statuses[st.status]);
 	nulls[10] = st.oldest_queued_at == 0;
 	values[10] = TimestampTzGetDatum(st.oldest_queued_at);
+	values[11] = Int64GetDatum(st.refills);
+	values[12] = Int64GetDatum(st.repairs);
+	nulls[13] = st.last_worker == 0;
+	values[13] = Int32GetDatum((int32) st.last_worker);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 

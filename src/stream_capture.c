@@ -42,6 +42,7 @@
 #include "operator.h"
 #include "queue.h"
 #include "settings.h"
+#include "batch_codec.h"
 #include "stream_capture.h"
 #include "subxact.h"
 #include "window.h"
@@ -376,9 +377,7 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 	}
 	else if (graph_project_row(graph, values, nulls))
 	{
-		for (int o = 0; o < graph->noutputs; o++)
-			datum_write(&partial->rows, values[o], nulls[o],
-						graph->output_byvals[o], graph->output_lens[o]);
+		codec_write_row(&partial->rows, graph, values, nulls);
 		partial->nrows_out++;
 		if (partial->rows.len > overflow_groups() * 64)
 			start_overflow(partial);
@@ -682,26 +681,7 @@ serialize_partial(FlowPartial *partial, StringInfo buf, int32 *count)
 	*count = 0;
 	while ((group = group_table_next(partial->groups, &iter)) != NULL)
 	{
-		if (graph->nkeys > 0)
-		{
-			ExecStoreMinimalTuple(group->key, graph->key_slot, false);
-			slot_getallattrs(graph->key_slot);
-			for (int k = 0; k < graph->nkeys; k++)
-			{
-				Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);
-
-				datum_write(buf, graph->key_slot->tts_values[k], graph->key_slot->tts_isnull[k],
-							attr->attbyval, attr->attlen);
-			}
-		}
-		appendBinaryStringInfo(buf, (char *) &group->time_lo, sizeof(int64));
-		appendBinaryStringInfo(buf, (char *) &group->time_hi, sizeof(int64));
-		for (int i = 0; i < graph->naggs; i++)
-		{
-			AggTrans	trans = group_get_trans(group, graph->naggs, i);
-
-			agg_serialize(partial->groups->aggcxt, &graph->aggs[i], &trans, buf);
-		}
+		codec_write_group(buf, graph, partial->groups, group);
 		(*count)++;
 	}
 }

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * stream_state.h
- *	  The worker's side of streaming flows: group state, applying queued
- *	  batches of committed transactions, writing changed groups to sinks.
+ *	  The worker's side of streaming flows: rounds over the database's
+ *	  streaming flows (stream_round.c and the files it names).
  *
  *-------------------------------------------------------------------------
  */
@@ -10,9 +10,10 @@
 #define FLOWPG_STREAM_STATE_H
 
 /*
- * One round over the database's streaming flows (in the worker, outside a
- * transaction).  Returns how long the worker may sleep, in milliseconds.
+ * Runs the rounds due of the database's streaming flows that no other
+ * worker runs (in a worker, outside a transaction); *worked is set when it
+ * ran one.  Returns how long the worker may sleep, in milliseconds.
  */
-extern long stream_run(void);
+extern long stream_run(bool *worked);
 
 #endif							/* FLOWPG_STREAM_STATE_H */

@@ -70,6 +70,7 @@ PGDLLEXPORT void flowpg_launcher_main(Datum main_arg);
 PGDLLEXPORT void flowpg_worker_main(Datum main_arg);
 
 #define MAX_DATABASES 256
+#define MAX_POOL 16				/* flowpg.workers_per_database at most */
 #define LAUNCHER_NAP_MS 10000
 #define IDLE_REPROBE_USECS (300 * USECS_PER_SEC)
 #define WORKER_POLL_MS 1000
@@ -133,15 +134,26 @@ busy_until(int64 flow_id)
 	return 0;
 }
 
+/* One worker of a database's pool. */
+typedef struct PoolWorker
+{
+	pid_t		pid;			/* 0: a free place */
+	Latch	   *latch;
+	int64		claimed;		/* the flow it runs now, 0 none */
+	bool		batching;		/* the claim is a batching run */
+	TimestampTz claimed_at;
+} PoolWorker;
+
 typedef struct DatabaseSlot
 {
 	Oid			dboid;
 	bool		wanted;			/* create_flow asked for a worker */
-	TimestampTz idle_since;		/* its worker left: no flowpg or no flows */
+	bool		grow;			/* work waits for a busy pool: it may grow */
+	bool		shrink;			/* another database needs a slot: an idle worker leaves */
+	TimestampTz idle_since;		/* its workers left: no flowpg or no flows */
 	TimestampTz paused_until;	/* DROP/ALTER DATABASE needs it gone */
-	pid_t		worker_pid;
-	Latch	   *worker_latch;	/* writers wake it when they commit */
 	TimestampTz no_worker_since;	/* its worker could not be started */
+	PoolWorker	pool[MAX_POOL];
 } DatabaseSlot;
 
 typedef struct FlowpgShared
@@ -156,22 +168,23 @@ typedef struct FlowpgShared
 
 static FlowpgShared *shared = NULL;
 static DatabaseSlot *database_slot(Oid dboid, bool create);
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static PoolWorker *my_place = NULL; /* this worker's place in its pool */
+static DatabaseSlot *my_slot = NULL;
 
 #define DATABASE_DDL_PAUSE_USECS (30 * USECS_PER_SEC)
 
 /*
  * DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ... TEMPLATE
  * refuse to run while another session is connected to the database: the
- * worker steps aside (and stays away for a while) so that they work.
+ * workers step aside (and stay away for a while) so that they work.
  */
 static void
 pause_worker_of(const char *dbname)
 {
 	Oid			dboid = get_database_oid(dbname, true);
 	DatabaseSlot *slot;
-	pid_t		pid = 0;
+	pid_t		pids[MAX_POOL];
+	int			npids = 0;
 
 	if (!OidIsValid(dboid) || shared == NULL)
 		return;
@@ -180,21 +193,22 @@ pause_worker_of(const char *dbname)
 	if (slot)
 	{
 		slot->paused_until = GetCurrentTimestamp() + DATABASE_DDL_PAUSE_USECS;
-		pid = slot->worker_pid;
+		for (int i = 0; i < MAX_POOL; i++)
+			if (slot->pool[i].pid != 0)
+				pids[npids++] = slot->pool[i].pid;
 	}
 	SpinLockRelease(&shared->mutex);
-	if (pid == 0)
-		return;
-	(void) kill(pid, SIGTERM);
-	/* wait (at most 5 s) until it is gone */
-	for (int i = 0; i < 500; i++)
+	for (int p = 0; p < npids; p++)
+		(void) kill(pids[p], SIGTERM);
+	/* wait (at most 5 s) until they are gone */
+	for (int i = 0; i < 500 && npids > 0; i++)
 	{
-		bool		gone;
+		bool		gone = true;
 
-		SpinLockAcquire(&shared->mutex);
-		gone = slot->worker_pid != pid;
-		SpinLockRelease(&shared->mutex);
-		if (gone || kill(pid, 0) != 0)
+		for (int p = 0; p < npids; p++)
+			if (kill(pids[p], 0) == 0)
+				gone = false;
+		if (gone)
 			break;
 		pg_usleep(10000L);
 		CHECK_FOR_INTERRUPTS();
@@ -222,42 +236,30 @@ worker_before_utility(Node *stmt)
 	}
 }
 
-static void
-flowpg_shmem_request(void)
+void
+worker_shmem_request(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(FlowpgShared)));
-	queue_shmem_request();
 }
 
-static void
-flowpg_shmem_startup(void)
+/* Called in the postmaster with AddinShmemInitLock held. */
+void
+worker_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	shared = ShmemInitStruct("flowpg", sizeof(FlowpgShared), &found);
 	if (!found)
 	{
 		memset(shared, 0, sizeof(FlowpgShared));
 		SpinLockInit(&shared->mutex);
 	}
-	queue_shmem_startup();
-	LWLockRelease(AddinShmemInitLock);
 }
 
 void
 worker_register(void)
 {
 	BackgroundWorker worker;
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = flowpg_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = flowpg_shmem_startup;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -274,19 +276,27 @@ worker_register(void)
 static DatabaseSlot *
 database_slot(Oid dboid, bool create)
 {
+	DatabaseSlot *slot;
+
 	for (int i = 0; i < shared->nslots; i++)
 		if (shared->slots[i].dboid == dboid)
 			return &shared->slots[i];
 	if (!create || shared->nslots == MAX_DATABASES)
 		return NULL;
-	shared->slots[shared->nslots].dboid = dboid;
-	shared->slots[shared->nslots].wanted = false;
-	shared->slots[shared->nslots].idle_since = 0;
-	shared->slots[shared->nslots].paused_until = 0;
-	shared->slots[shared->nslots].worker_pid = 0;
-	shared->slots[shared->nslots].worker_latch = NULL;
-	shared->slots[shared->nslots].no_worker_since = 0;
-	return &shared->slots[shared->nslots++];
+	slot = &shared->slots[shared->nslots++];
+	memset(slot, 0, sizeof(DatabaseSlot));
+	slot->dboid = dboid;
+	return slot;
+}
+
+static int
+pool_alive(DatabaseSlot *slot)
+{
+	int			n = 0;
+
+	for (int i = 0; i < MAX_POOL; i++)
+		n += slot->pool[i].pid != 0;
+	return n;
 }
 
 static bool request_at_commit = false;
@@ -352,25 +362,150 @@ mark_idle(Oid dboid)
 	SpinLockRelease(&shared->mutex);
 }
 
-/* Records (or clears, at exit) this worker's pid in its database's slot. */
-static void
-set_worker_pid(Oid dboid, pid_t pid)
+/* Takes a place in the database's pool; false when it is full. */
+static bool
+pool_join(Oid dboid)
 {
-	DatabaseSlot *slot;
+	SpinLockAcquire(&shared->mutex);
+	my_slot = database_slot(dboid, true);
+	for (int i = 0; my_slot && i < MAX_POOL && my_place == NULL; i++)
+		if (my_slot->pool[i].pid == 0)
+		{
+			my_place = &my_slot->pool[i];
+			my_place->pid = MyProcPid;
+			my_place->latch = MyLatch;
+			my_place->claimed = 0;
+			my_place->batching = false;
+			my_slot->no_worker_since = 0;
+		}
+	SpinLockRelease(&shared->mutex);
+	return my_place != NULL;
+}
+
+/* At exit: the place and its claim are free again. */
+static void
+pool_leave(int code, Datum arg)
+{
+	if (my_place == NULL)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	my_place->pid = 0;
+	my_place->latch = NULL;
+	my_place->claimed = 0;
+	my_place->batching = false;
+	SpinLockRelease(&shared->mutex);
+	my_place = NULL;
+}
+
+/*
+ * An idle worker leaves, while another stays for the database: after a
+ * while without work, or at once when another database needs the slot.
+ */
+static bool
+pool_may_shrink(bool idle_long)
+{
+	bool		leave;
 
 	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, true);
-	if (slot)
+	leave = pool_alive(my_slot) > 1 && (idle_long || my_slot->shrink);
+	if (leave)
 	{
-		slot->worker_pid = pid;
-		slot->worker_latch = pid ? MyLatch : NULL;
-		if (pid)
-			slot->no_worker_since = 0;
+		my_slot->shrink = false;
+		my_place->pid = 0;		/* counted out now: two cannot both leave */
 	}
+	SpinLockRelease(&shared->mutex);
+	return leave;
+}
+
+static int	claim_timeout_id = -1;
+
+/*
+ * A batching run that takes longer than a flush interval while no other
+ * worker is idle: the launcher may add one (signal handler: only a flag
+ * and a latch).
+ */
+static void
+claim_timeout_handler(void)
+{
+	Latch	   *latch;
+
+	if (my_slot == NULL)
+		return;
+	my_slot->grow = true;
+	latch = shared->launcher_latch;
+	if (latch)
+		SetLatch(latch);
+}
+
+bool
+worker_claim(int64 flow_id, bool batching)
+{
+	bool		granted = true;
+	int			alive = 0;
+	int			in_batching = 0;
+	int			idle = 0;
+	bool		reserved = false;
+	bool		grow;
+
+	Assert(my_place != NULL && my_place->claimed == 0);
+	SpinLockAcquire(&shared->mutex);
+	for (int i = 0; i < MAX_POOL; i++)
+	{
+		PoolWorker *w = &my_slot->pool[i];
+
+		if (w->pid == 0 || w == my_place)
+			continue;
+		alive++;
+		if (w->claimed == flow_id)
+			granted = false;
+		if (w->claimed != 0 && w->batching)
+			in_batching++;
+		if (w->claimed == 0)
+			idle++;
+	}
+
+	/*
+	 * The reserve: batching runs may occupy every worker of the pool but
+	 * one, which streaming rounds keep -- unless this worker is alone.
+	 */
+	if (granted && batching && alive > 0 && in_batching >= alive)
+	{
+		granted = false;
+		reserved = true;
+	}
+	if (granted)
+	{
+		my_place->claimed = flow_id;
+		my_place->batching = batching;
+		my_place->claimed_at = GetCurrentTimestamp();
+	}
+	grow = reserved;
+	if (grow)
+		my_slot->grow = true;
+	SpinLockRelease(&shared->mutex);
+	if (grow && shared->launcher_latch)
+		SetLatch(shared->launcher_latch);
+	/* a batching run that lasts: other flows may be due meanwhile */
+	if (granted && batching && idle == 0)
+		enable_timeout_after(claim_timeout_id, Max(flowpg_flush_interval_ms, 100));
+	return granted;
+}
+
+void
+worker_release(void)
+{
+	disable_timeout(claim_timeout_id, false);
+	SpinLockAcquire(&shared->mutex);
+	my_place->claimed = 0;
+	my_place->batching = false;
 	SpinLockRelease(&shared->mutex);
 }
 
-/* The launcher: whether a worker for the database could be registered. */
+/*
+ * The launcher: whether a worker for the database could be registered.  A
+ * database left without any worker takes a slot from the largest pool
+ * (its next idle worker leaves).
+ */
 static void
 note_start(Oid dboid, bool started)
 {
@@ -383,8 +518,19 @@ note_start(Oid dboid, bool started)
 		shared->started_at = now;
 	else
 		shared->start_failed_at = now;
-	if (slot && !started && slot->no_worker_since == 0)
-		slot->no_worker_since = now;
+	if (slot && !started && pool_alive(slot) == 0)
+	{
+		DatabaseSlot *largest = NULL;
+
+		if (slot->no_worker_since == 0)
+			slot->no_worker_since = now;
+		for (int i = 0; i < shared->nslots; i++)
+			if (pool_alive(&shared->slots[i]) > 1 &&
+				(largest == NULL || pool_alive(&shared->slots[i]) > pool_alive(largest)))
+				largest = &shared->slots[i];
+		if (largest)
+			largest->shrink = true;
+	}
 	SpinLockRelease(&shared->mutex);
 }
 
@@ -402,11 +548,10 @@ worker_status(Oid dboid, TimestampTz *since, pid_t *pid)
 		return WORKER_DISABLED;
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, false);
-	if (slot && slot->worker_pid != 0)
-	{
+	for (int i = 0; slot && i < MAX_POOL && *pid == 0; i++)
+		*pid = slot->pool[i].pid;
+	if (*pid != 0)
 		status = WORKER_RUNNING;
-		*pid = slot->worker_pid;
-	}
 	else if (slot && slot->no_worker_since != 0)
 	{
 		status = WORKER_NONE;
@@ -422,86 +567,115 @@ worker_status(Oid dboid, TimestampTz *since, pid_t *pid)
 	return status;
 }
 
+/*
+ * Wakes one idle worker of the database (any one will do).  When none is
+ * idle and one has been busy for longer than a flush interval, the work
+ * that woke us would wait: the pool may grow.
+ */
 void
 worker_wake(Oid dboid)
 {
 	DatabaseSlot *slot;
 	Latch	   *latch = NULL;
+	bool		grow = false;
+	TimestampTz busy_since = GetCurrentTimestamp() - (int64) flowpg_flush_interval_ms * 1000;
 
 	if (shared == NULL)
 		return;
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, false);
-	if (slot)
-		latch = slot->worker_latch;
+	for (int i = 0; slot && i < MAX_POOL; i++)
+	{
+		PoolWorker *w = &slot->pool[i];
+
+		if (w->pid == 0)
+			continue;
+		if (w->claimed == 0)
+		{
+			latch = w->latch;
+			grow = false;
+			break;
+		}
+		if (latch == NULL)
+			latch = w->latch;
+		if (w->claimed_at < busy_since)
+			grow = true;
+	}
+	if (grow && !slot->grow)
+		slot->grow = true;
+	else
+		grow = false;
 	SpinLockRelease(&shared->mutex);
 	if (latch)
 		SetLatch(latch);
+	if (grow && shared->launcher_latch)
+		SetLatch(shared->launcher_latch);
 }
 
 bool
 worker_running(Oid dboid)
 {
-	DatabaseSlot *slot;
-	bool		running = false;
+	TimestampTz since;
+	pid_t		pid;
 
-	if (shared == NULL)
-		return false;
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, false);
-	if (slot)
-		running = slot->worker_pid != 0;
-	SpinLockRelease(&shared->mutex);
-	return running;
+	return worker_status(dboid, &since, &pid) == WORKER_RUNNING;
 }
 
 bool
 worker_blocked_by_me(Oid dboid)
 {
 	DatabaseSlot *slot;
-	pid_t		pid = 0;
-	ArrayType  *blockers;
-	Datum	   *items;
-	int			nitems;
+	pid_t		pids[MAX_POOL];
+	int			npids = 0;
 
 	if (shared == NULL)
 		return false;
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, false);
-	if (slot)
-		pid = slot->worker_pid;
+	for (int i = 0; slot && i < MAX_POOL; i++)
+		if (slot->pool[i].pid != 0)
+			pids[npids++] = slot->pool[i].pid;
 	SpinLockRelease(&shared->mutex);
-	if (pid == 0)
-		return false;
-	blockers = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(pid)));
-	deconstruct_array(blockers, INT4OID, sizeof(int32), true, TYPALIGN_INT,
-					  &items, NULL, &nitems);
-	for (int i = 0; i < nitems; i++)
-		if (DatumGetInt32(items[i]) == MyProcPid)
-			return true;
-	return false;
-}
+	for (int p = 0; p < npids; p++)
+	{
+		ArrayType  *blockers;
+		Datum	   *items;
+		int			nitems;
 
-static void
-worker_exit_callback(int code, Datum arg)
-{
-	set_worker_pid(DatumGetObjectId(arg), 0);
+		blockers = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(pids[p])));
+		deconstruct_array(blockers, INT4OID, sizeof(int32), true, TYPALIGN_INT,
+						  &items, NULL, &nitems);
+		for (int i = 0; i < nitems; i++)
+			if (DatumGetInt32(items[i]) == MyProcPid)
+				return true;
+	}
+	return false;
 }
 
 /* Should the launcher start a worker for this database now? */
 static bool
-database_needs_worker(Oid dboid, TimestampTz now)
+database_needs_worker(Oid dboid, TimestampTz now, int running)
 {
 	DatabaseSlot *slot;
 	bool		start;
 
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, true);
-	start = slot == NULL || slot->wanted || slot->idle_since == 0 ||
-		now - slot->idle_since >= IDLE_REPROBE_USECS;
+	if (slot)
+		running = Max(running, pool_alive(slot));
+	if (running > 0)
+	{
+		/* a busy pool grows, one worker at a time */
+		start = slot != NULL && slot->grow && running < flowpg_workers_per_database;
+		if (slot)
+			slot->grow = false;
+	}
+	else
+		start = slot == NULL || slot->wanted || slot->idle_since == 0 ||
+			now - slot->idle_since >= IDLE_REPROBE_USECS;
 	if (slot && slot->paused_until > now)
 		start = false;
-	if (slot && start)
+	if (slot && start && running == 0)
 	{
 		slot->wanted = false;
 		slot->idle_since = 0;
@@ -540,7 +714,7 @@ connectable_databases(void)
 }
 
 static BackgroundWorkerHandle *
-start_worker(Oid dboid)
+start_worker(Oid dboid, bool first)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -557,7 +731,8 @@ start_worker(Oid dboid)
 	worker.bgw_notify_pid = MyProcPid;
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 	{
-		ereport(LOG,
+		/* a pool that cannot grow works on with what it has */
+		ereport(first ? LOG : DEBUG1,
 				(errmsg("flowpg could not start a worker for database %u", dboid),
 				 errdetail("All max_worker_processes (%d) background worker slots are in use.",
 						   max_worker_processes),
@@ -570,11 +745,34 @@ start_worker(Oid dboid)
 	return handle;
 }
 
-typedef struct RunningWorker
+typedef struct RunningWorkers
 {
 	Oid			dboid;
-	BackgroundWorkerHandle *handle;
-} RunningWorker;
+	BackgroundWorkerHandle *handles[MAX_POOL];
+} RunningWorkers;
+
+/* Workers of the database still running (forgetting those that stopped). */
+static int
+count_running(RunningWorkers *rw)
+{
+	int			n = 0;
+
+	for (int i = 0; i < MAX_POOL; i++)
+	{
+		pid_t		pid;
+
+		if (rw->handles[i] == NULL)
+			continue;
+		if (GetBackgroundWorkerPid(rw->handles[i], &pid) == BGWH_STOPPED)
+		{
+			pfree(rw->handles[i]);
+			rw->handles[i] = NULL;
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
 
 void
 flowpg_launcher_main(Datum main_arg)
@@ -593,7 +791,7 @@ flowpg_launcher_main(Datum main_arg)
 	SpinLockRelease(&shared->mutex);
 
 	ctl.keysize = sizeof(Oid);
-	ctl.entrysize = sizeof(RunningWorker);
+	ctl.entrysize = sizeof(RunningWorkers);
 	workers = hash_create("flowpg workers", 16, &ctl, HASH_ELEM | HASH_BLOBS);
 
 	for (;;)
@@ -614,15 +812,21 @@ flowpg_launcher_main(Datum main_arg)
 		{
 			Oid			dboid = lfirst_oid(lc);
 			bool		found;
-			RunningWorker *rw = hash_search(workers, &dboid, HASH_ENTER, &found);
-			pid_t		pid;
+			RunningWorkers *rw = hash_search(workers, &dboid, HASH_ENTER, &found);
+			int			running;
 
-			if (found && rw->handle &&
-				GetBackgroundWorkerPid(rw->handle, &pid) != BGWH_STOPPED)
-				continue;
-			if (found && rw->handle)
-				pfree(rw->handle);
-			rw->handle = database_needs_worker(dboid, now) ? start_worker(dboid) : NULL;
+			if (!found)
+				memset(rw->handles, 0, sizeof(rw->handles));
+			running = count_running(rw);
+			if (running < MAX_POOL && database_needs_worker(dboid, now, running))
+			{
+				for (int i = 0; i < MAX_POOL; i++)
+					if (rw->handles[i] == NULL)
+					{
+						rw->handles[i] = start_worker(dboid, running == 0);
+						break;
+					}
+			}
 		}
 		list_free(dboids);
 
@@ -765,7 +969,7 @@ run_flow(int64 flow_id)
  * *wait_ms gets the time until the next due run.
  */
 static bool
-run_due_flows(long *wait_ms)
+run_due_flows(long *wait_ms, bool *worked)
 {
 	List	   *due = NIL;
 	ListCell   *lc;
@@ -829,8 +1033,24 @@ run_due_flows(long *wait_ms)
 	{
 		foreach(lc, due)
 		{
+			int64		flow_id = *(int64 *) lfirst(lc);
+
 			CHECK_FOR_INTERRUPTS();
-			run_flow(*(int64 *) lfirst(lc));
+			/* another worker runs it, or the pool's last free worker is kept */
+			if (!worker_claim(flow_id, true))
+				continue;
+			*worked = true;
+			PG_TRY();
+			{
+				run_flow(flow_id);
+			}
+			PG_FINALLY();
+			{
+				worker_release();
+			}
+			PG_END_TRY();
+			/* streaming rounds waiting meanwhile: one pass between runs */
+			stream_run(worked);
 		}
 	}
 	*wait_ms = Max(10, (next_due - GetCurrentTimestamp()) / 1000);
@@ -844,12 +1064,16 @@ run_due_flows(long *wait_ms)
 #define STREAM_MIN_GAP_MS 10
 #define STREAM_FLUSH_GAP_MS 2
 
+/* An extra worker that found nothing to do for this long leaves. */
+#define IDLE_EXIT_USECS (10 * USECS_PER_SEC)
+
 void
 flowpg_worker_main(Datum main_arg)
 {
 	TimestampTz next_batching;
 	TimestampTz next_stream;
 	TimestampTz last_stream = 0;
+	TimestampTz last_work;
 
 	Oid			dboid = DatumGetObjectId(main_arg);
 
@@ -858,18 +1082,22 @@ flowpg_worker_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("flowpg worker");
-	set_worker_pid(dboid, MyProcPid);
-	before_shmem_exit(worker_exit_callback, ObjectIdGetDatum(dboid));
+	if (!pool_join(dboid))
+		proc_exit(0);			/* the pool is full */
+	before_shmem_exit(pool_leave, (Datum) 0);
+	claim_timeout_id = RegisterTimeout(USER_TIMEOUT, claim_timeout_handler);
 	/* the refresh's exactness argument needs a new snapshot per statement */
 	SetConfigOption("default_transaction_isolation", "read committed",
 					PGC_SUSET, PGC_S_OVERRIDE);
 
 	next_batching = next_stream = 0;
+	last_work = GetCurrentTimestamp();
 
 	for (;;)
 	{
 		long		wait_ms;
 		TimestampTz now;
+		bool		worked = false;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -879,31 +1107,35 @@ flowpg_worker_main(Datum main_arg)
 		}
 
 		/*
-		 * Writers wake the worker at every commit; the batching schedule and
-		 * the streaming rounds each keep their own pace, so a busy source
-		 * costs the worker at most STREAM_MIN_GAP_MS per round of work.
+		 * Writers wake a worker at commit; the batching schedule and the
+		 * streaming rounds each keep their own pace, so a busy source costs
+		 * a worker at most STREAM_MIN_GAP_MS per round of work.
 		 */
 		now = GetCurrentTimestamp();
+		if (now >= next_stream ||
+			(now >= last_stream + STREAM_FLUSH_GAP_MS * 1000 && stream_flush_requested()))
+		{
+			long		stream_wait = stream_run(&worked);
+
+			last_stream = GetCurrentTimestamp();
+			next_stream = last_stream + (int64) Max(stream_wait, STREAM_MIN_GAP_MS) * 1000;
+		}
 		if (now >= next_batching)
 		{
 			long		batching_wait;
 
-			if (!run_due_flows(&batching_wait))
+			if (!run_due_flows(&batching_wait, &worked))
 			{
 				mark_idle(dboid);
 				proc_exit(0);
 			}
 			next_batching = GetCurrentTimestamp() + (int64) batching_wait * 1000;
 		}
-		if (now >= next_stream ||
-			(now >= last_stream + STREAM_FLUSH_GAP_MS * 1000 && stream_flush_requested()))
-		{
-			long		stream_wait = stream_run();
-
-			last_stream = GetCurrentTimestamp();
-			next_stream = last_stream + (int64) Max(stream_wait, STREAM_MIN_GAP_MS) * 1000;
-		}
 		now = GetCurrentTimestamp();
+		if (worked)
+			last_work = now;
+		else if (pool_may_shrink(now - last_work > IDLE_EXIT_USECS))
+			proc_exit(0);
 		wait_ms = (Min(next_batching, next_stream) - now + 999) / 1000;
 		if (wait_ms > 0)
 		{
@@ -915,6 +1147,9 @@ flowpg_worker_main(Datum main_arg)
 			if ((rc & WL_LATCH_SET) &&
 				next_stream > last_stream + STREAM_MIN_GAP_MS * 1000)
 				next_stream = last_stream + STREAM_MIN_GAP_MS * 1000;
+			/* and a batching flow may have become dirty */
+			if (rc & WL_LATCH_SET)
+				next_batching = Min(next_batching, now + 100 * 1000L);
 		}
 	}
 }

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * worker.h
- *	  flowpg's background workers: a launcher and one worker per database.
+ *	  flowpg's background workers: a launcher and a pool of workers per
+ *	  database, each running one flow at a time.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,8 +12,20 @@
 #include "datatype/timestamp.h"
 #include "nodes/nodes.h"
 
-/* At load in the postmaster: shared memory hooks and the launcher. */
+/* At load in the postmaster: the launcher. */
 extern void worker_register(void);
+
+/* The pool's shared memory (called by shmem.c). */
+extern void worker_shmem_request(void);
+extern void worker_shmem_startup(void);
+
+/*
+ * In a worker: claims a flow for this worker's next run of it.  False when
+ * another worker runs it -- or, for a batching run, when it would take the
+ * pool's last worker free for streaming rounds.
+ */
+extern bool worker_claim(int64 flow_id, bool batching);
+extern void worker_release(void);
 
 /*
  * Asks the launcher to make sure this database has a running worker, when
@@ -20,7 +33,7 @@ extern void worker_register(void);
  */
 extern void worker_request(Oid dboid);
 
-/* Wakes the database's worker (new batches, a flush request). */
+/* Wakes an idle worker of the database (new batches, a flush request). */
 extern void worker_wake(Oid dboid);
 
 /*

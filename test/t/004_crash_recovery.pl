@@ -186,14 +186,14 @@ my $worker_pid;
 my $deadline = time() + 5;
 while (time() < $deadline)
 {
-	$worker_pid = $node->safe_psql('flowdb', "$worker_pid_sql AND state = 'active'");
+	$worker_pid = $node->safe_psql('flowdb', "$worker_pid_sql AND state = 'active' LIMIT 1");
 	last if $worker_pid ne '';
 	usleep(5_000);
 }
 note($worker_pid ne ''
 	? 'killing the flowpg worker while it refreshes'
 	: 'the flowpg worker was not seen refreshing; killing it anyway');
-$worker_pid = $node->safe_psql('flowdb', $worker_pid_sql) if $worker_pid eq '';
+$worker_pid = $node->safe_psql('flowdb', "$worker_pid_sql LIMIT 1") if $worker_pid eq '';
 like($worker_pid, qr/^\d+$/, 'found the flowpg worker of flowdb');
 my $log_offset = -s $node->logfile;
 kill 'KILL', $worker_pid;
@@ -203,7 +203,7 @@ ok( $node->wait_for_log(
 ok(poll_until('flowdb', 'SELECT 1', '1', 30),
 	'the server accepts connections again after crash recovery');
 run_load(4);
-my $new_worker = $node->safe_psql('flowdb', $worker_pid_sql);
+my $new_worker = $node->safe_psql('flowdb', "$worker_pid_sql LIMIT 1");
 ok($new_worker ne '' && $new_worker ne $worker_pid,
 	'a new flowpg worker runs after crash recovery');
 

@@ -194,9 +194,9 @@ ok( poll_until(
 	'restored: the worker refreshes the flows without flush_flow');
 is( $node->safe_psql(
 		'restored',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flowpg worker' AND datname = 'restored'}
+		q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'flowpg worker' AND datname = 'restored'}
 	),
-	'1',
+	't',
 	'a flowpg worker runs for the restored database');
 
 $node->stop;

@@ -54,7 +54,7 @@ ok(FlowpgTest::poll_until($node, 'flowdb',
 	"SELECT count(*) > 0 FROM flowpg.flow_stats WHERE runs > 0", 't', 30),
 	'the worker refreshes during the load');
 my $pid = $node->safe_psql('flowdb',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'flowpg worker'");
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'flowpg worker' ORDER BY backend_start LIMIT 1");
 ok($pid =~ /^\d+$/, "found the flowpg worker ($pid)");
 kill 'KILL', $pid;
 $load->finish;

@@ -1,0 +1,329 @@
+/*-------------------------------------------------------------------------
+ *
+ * stream_apply.c
+ *	  Where queued batches are merged into a streaming flow's state.
+ *
+ * A round takes copies of the flow's queued batches; those whose
+ * transaction committed are merged into the shared groups with the
+ * aggregates' combine functions, those that aborted are dropped, the rest
+ * wait.  Batches leave the queue only when the round's transaction has
+ * committed (stream_round.c), so a worker that dies loses none.
+ *
+ * A batch is not merged where the state cannot take it exactly: windows a
+ * refill of this round already read from the source (skip ranges), windows
+ * below expire_after (ignored, as in the batching engine) or below the
+ * memory watermark, and batches computed by an older definition of the
+ * flow -- those windows go to the dirty log and are recomputed.
+ *
+ * Before any group is changed, its windows are added to the round's
+ * "touched" range in shared memory (flow_touch): should the round not
+ * finish, the next one recomputes and refills them (stream_round.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "storage/procarray.h"
+#include "utils/memutils.h"
+
+#include "batch_codec.h"
+#include "dirty_log.h"
+#include "stream_flow.h"
+#include "window.h"
+
+void
+flow_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi)
+{
+	FlowShared *sh = flow->sh;
+
+	if (whole || lo > hi)
+	{
+		sh->touched_whole = true;
+		sh->touched = true;
+		return;
+	}
+	if (!sh->touched)
+	{
+		sh->touched_lo = lo;
+		sh->touched_hi = hi;
+		sh->touched = true;
+		return;
+	}
+	sh->touched_lo = Min(sh->touched_lo, lo);
+	sh->touched_hi = Max(sh->touched_hi, hi);
+}
+
+void
+flow_touch_group(StreamFlow *flow, StoredGroup *group)
+{
+	flow_touch(flow, flow->graph->window_key < 0 || (group->flags & STORED_WNULL),
+			   group->time_lo, group->time_hi);
+}
+
+/* Window-value ordinal of the window starting at a time ordinal. */
+int64
+window_of_time(StreamFlow *flow, int64 time)
+{
+	Oid			type = TupleDescAttr(flow->graph->key_desc, flow->graph->window_key)->atttypid;
+
+	return window_datum_to_ordinal(type, window_probe_eval(flow->probe, time));
+}
+
+bool
+in_skip_ranges(List *skips, bool window_null, int64 w)
+{
+	ListCell   *lc;
+
+	foreach(lc, skips)
+	{
+		SkipRange  *r = lfirst(lc);
+
+		if (r->all)
+			return true;
+		if (window_null)
+			continue;
+		if ((!r->has_lo || w >= r->lo) && (!r->has_hi || w < r->hi))
+			return true;
+	}
+	return false;
+}
+
+/* Converts recomputed time ranges to window ranges (NIL ranges: all). */
+List *
+skip_ranges_for(StreamFlow *flow, List *ranges, bool whole)
+{
+	List	   *skips = NIL;
+	ListCell   *lc;
+
+	if (whole || flow->graph->window_key < 0)
+	{
+		SkipRange  *r = palloc0(sizeof(SkipRange));
+
+		r->all = true;
+		return list_make1(r);
+	}
+	foreach(lc, ranges)
+	{
+		WindowRange *wr = lfirst(lc);
+		SkipRange  *r = palloc0(sizeof(SkipRange));
+
+		r->has_lo = !wr->from_beginning;
+		if (r->has_lo)
+			r->lo = window_of_time(flow, wr->start);
+		r->has_hi = !wr->unbounded;
+		if (r->has_hi)
+			r->hi = window_of_time(flow, wr->end);
+		skips = lappend(skips, r);
+	}
+	return skips;
+}
+
+/* This round's batches: copies of what is queued now, oldest first. */
+void
+take_batches(StreamFlow *flow)
+{
+	MemoryContext old;
+	List	   *peeked;
+	ListCell   *lc;
+
+	MemoryContextReset(flow->round_memory);
+	flow->pending = NIL;
+	old = MemoryContextSwitchTo(flow->round_memory);
+	peeked = queue_peek(flow->flow_id);
+	foreach(lc, peeked)
+	{
+		PendingBatch *pb = palloc0(sizeof(PendingBatch));
+
+		pb->batch = lfirst(lc);
+		flow->pending = lappend(flow->pending, pb);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Merges one group's partial states (key in graph->key_slot) into the
+ * state.  refilled: the group comes from the source, which the sink
+ * already reflects (not marked changed).
+ */
+StoredGroup *
+merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
+			bool refilled)
+{
+	StreamGraph *graph = flow->graph;
+	GroupStore *store = flow->store;
+	AggContext *cxt = store_agg_context(store);
+	AggTrans   *trans = flow->trans;
+	StoredGroup *group = store_lookup(store, true);
+	int64		lo = Min(group->time_lo, time_lo);
+	int64		hi = Max(group->time_hi, time_hi);
+
+	/* the touch comes first: the round may fail from here on */
+	flow_touch(flow, graph->window_key < 0 || (group->flags & STORED_WNULL), lo, hi);
+	store_load_trans(store, group, trans);
+	for (int i = 0; i < graph->naggs; i++)
+		agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value, partials[i].isnull,
+					false);
+	store_save_trans(store, group, trans);
+	group->time_lo = lo;
+	group->time_hi = hi;
+	if (refilled)
+		group->flags |= STORED_IN_SINK;
+	else
+		store_mark_changed(store, group);
+	return group;
+}
+
+/* Notes that a change could not be applied: its windows go to the dirty log. */
+static void
+fall_back(StreamFlow *flow, bool whole, int64 lo, int64 hi)
+{
+	if (whole || lo > hi)
+		flow->fallback_whole = true;
+	else
+	{
+		flow->fallback_lo = Min(flow->fallback_lo, lo);
+		flow->fallback_hi = Max(flow->fallback_hi, hi);
+	}
+}
+
+static void
+apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
+{
+	StreamGraph *graph = flow->graph;
+	FlowShared *sh = flow->sh;
+	char	   *cursor = pb->batch->data;
+	AggTrans   *partials = flow->partials;
+
+	for (int g = 0; g < pb->batch->count; g++)
+	{
+		TupleTableSlot *keys = graph->key_slot;
+		int64		time_lo;
+		int64		time_hi;
+		bool		wnull = true;
+		int64		w = 0;
+		bool		counted;
+		bool		expired;
+
+		if (flow->store)
+			store_reset_local(flow->store);
+		ResetExprContext(graph->econtext);
+		MemoryContextReset(flow->batch_memory);
+		codec_read_group(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi, partials);
+		if (graph->window_key >= 0 && !keys->tts_isnull[graph->window_key])
+		{
+			wnull = false;
+			w = window_datum_to_ordinal(TupleDescAttr(graph->key_desc, graph->window_key)->atttypid,
+										keys->tts_values[graph->window_key]);
+		}
+
+		/*
+		 * With expire_after a NULL window is never maintained (as in the
+		 * batching engine); below a memory watermark the state has no
+		 * NULL-window group either, so those changes are recomputed.
+		 */
+		counted = in_skip_ranges(pb->skips, wnull, w);
+		expired = sh->has_expiry && (wnull || w < sh->expiry_window);
+		if (counted || expired || flow->store == NULL ||
+			(sh->has_watermark && (wnull || w < sh->watermark_window)))
+		{
+			if (counted)
+			{
+				/* already in the state: make sure the sink gets it */
+				StoredGroup *group = flow->store ? store_lookup(flow->store, false) : NULL;
+
+				if (group)
+					store_mark_changed(flow->store, group);
+			}
+			else if (!expired)
+				fall_back(flow, flow->store == NULL || wnull, time_lo, time_hi);
+			continue;
+		}
+		(void) merge_group(flow, time_lo, time_hi, partials, false);
+	}
+}
+
+static void
+apply_row_batch(StreamFlow *flow, PendingBatch *pb)
+{
+	StreamGraph *graph = flow->graph;
+	char	   *cursor = pb->batch->data;
+	Datum	   *values = palloc(sizeof(Datum) * Max(graph->noutputs, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
+	MemoryContext old;
+
+	if (in_skip_ranges(pb->skips, true, 0))
+		return;
+	old = MemoryContextSwitchTo(flow->flush_memory);
+	if (flow->append_rows == NULL)
+		flow->append_rows = sink_rows_create(graph->noutputs);
+	for (int r = 0; r < pb->batch->count; r++)
+	{
+		codec_read_row(&cursor, graph, values, nulls);
+		sink_rows_add(flow->append_rows, graph->plan, values, nulls);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Applies this round's committed batches, drops aborted ones, leaves the
+ * others queued.  Rows of flows without aggregates are taken only by a
+ * round that writes the sink (they have no state to wait in).
+ */
+void
+apply_pending(StreamFlow *flow)
+{
+	FlowShared *sh = flow->sh;
+	ListCell   *lc;
+
+	flow->fallback_whole = false;
+	flow->fallback_lo = PG_INT64_MAX;
+	flow->fallback_hi = PG_INT64_MIN;
+	foreach(lc, flow->pending)
+	{
+		PendingBatch *pb = lfirst(lc);
+		TransactionId xid = pb->batch->xid;
+		bool		aggregate = flow->graph->plan->is_aggregate;
+
+		if (pb->done || TransactionIdIsInProgress(xid))
+			continue;
+		if (!TransactionIdDidCommit(xid))
+		{
+			pb->done = true;
+			sh->stats.batches_dropped++;
+			continue;
+		}
+		/*
+		 * Rows wait in the queue for a round that writes -- unless a refill
+		 * of this round already counted them: the skips go with the round.
+		 */
+		if (!aggregate && !flow->writing && !in_skip_ranges(pb->skips, true, 0))
+			continue;
+		pb->done = true;
+		if (pb->batch->version != flow->version)
+		{
+			/* computed by an older definition and not refilled: recompute */
+			if (!in_skip_ranges(pb->skips, true, 0))
+				flow->fallback_whole = true;
+		}
+		else if (aggregate)
+			apply_aggregate_batch(flow, pb);
+		else
+			apply_row_batch(flow, pb);
+		sh->stats.batches_applied++;
+		sh->unrecorded.log_entries++;
+		sh->unrecorded.rows_in += pb->batch->nrows;
+		if (sh->oldest_unflushed == 0 || pb->batch->queued_at < sh->oldest_unflushed)
+			sh->oldest_unflushed = pb->batch->queued_at;
+	}
+
+	if (flow->fallback_whole)
+		dirty_log_append(flow->flow_id, true, 0, 0, 0);
+	else if (flow->fallback_lo <= flow->fallback_hi)
+		dirty_log_append(flow->flow_id, false, flow->fallback_lo, flow->fallback_hi, 0);
+	if (flow->fallback_whole || flow->fallback_lo <= flow->fallback_hi)
+	{
+		queue_count_fallback(flow->flow_id, 1);
+		sh->fallback_logged = true;
+	}
+}

@@ -1,0 +1,143 @@
+/*-------------------------------------------------------------------------
+ *
+ * stream_flow.h
+ *	  What the worker-side files of streaming share about one flow: its
+ *	  part in the state area (FlowShared, kept across workers) and a
+ *	  worker's handle on it (StreamFlow, compiled graph and this round).
+ *
+ *	  stream_round.c   one flow's round: transactions, errors, publishing
+ *	  stream_apply.c   applying queued batches to the state
+ *	  stream_refill.c  refilling windows of the state from the source
+ *	  stream_evict.c   giving up windows: memory and expire_after
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_STREAM_FLOW_H
+#define FLOWPG_STREAM_FLOW_H
+
+#include "batch.h"
+#include "group_store.h"
+#include "operator.h"
+#include "queue.h"
+#include "sink.h"
+
+/*
+ * A flow's streaming bookkeeping, in the state area next to its groups.
+ * Only the worker that has claimed the flow reads or writes it.
+ */
+typedef struct FlowShared
+{
+	uint32		magic;
+	uint32		version;		/* graph version of the state */
+	dsa_pointer store;			/* its groups; invalid until loaded, or given up */
+	bool		loaded;
+	bool		degraded;		/* no window to evict by: state given up */
+
+	/* windows below these are not in the state */
+	bool		has_watermark;	/* given up for memory */
+	int64		watermark_time;
+	int64		watermark_window;
+	bool		has_expiry;		/* expire_after */
+	int64		expiry_time;
+	int64		expiry_window;
+	bool		evict_requested;
+
+	/*
+	 * What the round in progress may have changed (time ordinals, or the
+	 * whole flow).  Set before each change, cleared once the round's
+	 * transaction committed: found set by the next round, it means that
+	 * round did not finish, and those windows are recomputed from the
+	 * source and refilled instead of trusted.
+	 */
+	bool		touched;
+	bool		touched_whole;
+	int64		touched_lo;
+	int64		touched_hi;
+
+	bool		fallback_logged;	/* changes the worker itself logged dirty */
+	TimestampTz oldest_unflushed;
+	TimestampTz last_flush;
+	TimestampTz next_dirty_check;
+	TimestampTz retry_at;		/* after a failure */
+	TimestampTz busy_until;		/* after a lock a user's transaction held */
+	int			failures;
+
+	/* flow_stats */
+	int64		refills;		/* the whole state loaded from the source */
+	int64		repairs;		/* rounds that did not finish, recomputed */
+	StreamStats stats;
+	BatchResult unrecorded;
+	TimestampTz unrecorded_since;
+} FlowShared;
+
+/* Windows (as window-value ordinals) a refill already read from the source. */
+typedef struct SkipRange
+{
+	bool		all;
+	bool		has_lo;
+	int64		lo;
+	bool		has_hi;
+	int64		hi;
+} SkipRange;
+
+typedef struct PendingBatch
+{
+	QueuedBatch *batch;
+	List	   *skips;			/* SkipRange */
+	bool		done;			/* applied or dropped: removed at commit */
+} PendingBatch;
+
+/* A worker's handle on a flow. */
+typedef struct StreamFlow
+{
+	int64		flow_id;
+	uint32		version;		/* of the compiled graph */
+	MemoryContext memory;		/* everything of the handle */
+	MemoryContext round_memory; /* this round's batches and skips */
+	MemoryContext batch_memory; /* one group of one batch */
+	MemoryContext flush_memory; /* sink rows being written */
+	AggContext *batch_cxt;		/* partials of one group, in batch_memory */
+	AggTrans   *trans;			/* scratch: a group's states */
+	AggTrans   *partials;		/* scratch: a batch group's partials */
+	FlowEntry  *entry;
+	StreamGraph *graph;
+	WindowProbe *probe;
+	FlowShared *sh;				/* NULL when the registry had no slot */
+	GroupStore *store;			/* a handle on sh->store, NULL when none */
+	dsa_pointer store_dp;		/* the store it is a handle on */
+	List	   *pending;		/* PendingBatch of this round, oldest first */
+	SinkRows   *append_rows;	/* flows without aggregates: rows to append */
+	bool		writing;		/* this round writes the sink */
+
+	/* what this round could not apply: logged dirty */
+	bool		fallback_whole;
+	int64		fallback_lo;
+	int64		fallback_hi;
+} StreamFlow;
+
+/* stream_round.c */
+extern void flow_state_open_store(StreamFlow *flow);
+extern void flow_state_drop_store(StreamFlow *flow);
+
+/* stream_apply.c */
+extern void flow_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi);
+extern void flow_touch_group(StreamFlow *flow, StoredGroup *group);
+extern int64 window_of_time(StreamFlow *flow, int64 time);
+extern bool in_skip_ranges(List *skips, bool window_null, int64 w);
+extern List *skip_ranges_for(StreamFlow *flow, List *ranges, bool whole);
+extern void take_batches(StreamFlow *flow);
+extern void apply_pending(StreamFlow *flow);
+extern StoredGroup *merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
+						bool transient);
+
+/* stream_refill.c */
+extern void load_flow(StreamFlow *flow);
+extern void after_recompute(void *arg, FlowPlan *plan, WindowProbe *probe, List *ranges,
+							bool whole);
+
+/* stream_evict.c */
+extern bool state_floor(StreamFlow *flow, int64 *time, int64 *window);
+extern void evict_for_memory(StreamFlow *flow);
+extern void expire_windows(StreamFlow *flow);
+
+#endif							/* FLOWPG_STREAM_FLOW_H */

@@ -1,0 +1,332 @@
+/*-------------------------------------------------------------------------
+ *
+ * stream_refill.c
+ *	  Where windows of a streaming flow's state are refilled from the source.
+ *
+ * A refill reads the source rows of some windows (or all) under the
+ * round's snapshot, runs them through the flow's graph into a local table
+ * and merges that into the shared state, in pieces so that a large refill
+ * needs little local memory.  Queued batches whose transaction that
+ * snapshot already sees are marked to skip the refilled windows, later
+ * ones are applied: nothing counts twice and nothing is lost.
+ *
+ * Refills happen when a flow's state is first loaded (or reloaded: a
+ * changed definition, refresh_flow, a server crash), after the batching
+ * refresh recomputed windows of the sink (the dirty log), and after a
+ * round that did not finish (stream_round.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+
+#include "catalog.h"
+#include "stream_flow.h"
+
+#define SOURCE_FETCH_ROWS 10000
+#define REFILL_PIECE_GROUPS 65536
+
+/* Clips time ranges to the state's floor; NIL when nothing is left. */
+static List *
+clip_to_floor(StreamFlow *flow, List *ranges, bool *whole)
+{
+	int64		floor_time;
+	int64		floor_window;
+	List	   *kept = NIL;
+	ListCell   *lc;
+
+	if (!state_floor(flow, &floor_time, &floor_window))
+		return ranges;
+	if (*whole)
+	{
+		WindowRange *r = palloc0(sizeof(WindowRange));
+
+		r->start = floor_time;
+		r->unbounded = true;
+		*whole = false;
+		return list_make1(r);
+	}
+	foreach(lc, ranges)
+	{
+		WindowRange *r = palloc(sizeof(WindowRange));
+
+		*r = *(WindowRange *) lfirst(lc);
+		if (!r->unbounded && r->end <= floor_time)
+			continue;
+		if (r->from_beginning || r->start < floor_time)
+			r->start = floor_time;
+		r->from_beginning = false;
+		kept = lappend(kept, r);
+	}
+	return kept;
+}
+
+/* Moves a local table of refilled groups into the state, and empties it. */
+static void
+merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
+{
+	StreamGraph *graph = flow->graph;
+	GroupIterator iter = {0};
+	FlowGroup  *group;
+	StoredGroup *stored;
+
+	while ((group = group_table_next(*table, &iter)) != NULL)
+	{
+		store_reset_local(flow->store);
+		if (graph->nkeys > 0)
+		{
+			ExecStoreMinimalTuple(group->key, graph->key_slot, false);
+			slot_getallattrs(graph->key_slot);
+		}
+		for (int i = 0; i < graph->naggs; i++)
+			flow->partials[i] = group_get_trans(group, graph->naggs, i);
+		stored = merge_group(flow, group->time_lo, group->time_hi, flow->partials, true);
+		if (mark_changed)
+			store_mark_changed(flow->store, stored);
+		CHECK_FOR_INTERRUPTS();
+	}
+	group_table_free(*table);
+	*table = group_table_create(graph, flow->memory);
+}
+
+/*
+ * Reads the source rows of the windows in ranges (all when whole) under
+ * the transaction's snapshot into the state.  The caller is connected to
+ * SPI and runs as the owner under the flow's settings.
+ */
+static void
+load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
+				 bool mark_changed)
+{
+	StreamGraph *graph = flow->graph;
+	Query	   *query = copyObject(plan->query);
+	RangeTblEntry *rte = linitial_node(RangeTblEntry, query->rtable);
+	List	   *tlist = NIL;
+	SPIPlanPtr	spiplan;
+	Portal		portal;
+	GroupTable *table = group_table_create(graph, flow->memory);
+
+	for (int c = 0; c < graph->ncols; c++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(graph->row_desc, c);
+		Var		   *var = makeVar(1, get_attnum(rte->relid, graph->col_names[c]),
+								  attr->atttypid, attr->atttypmod, attr->attcollation, 0);
+
+		tlist = lappend(tlist, makeTargetEntry((Expr *) var, c + 1,
+											   pstrdup(graph->col_names[c]), false));
+	}
+	if (tlist == NIL)
+		tlist = list_make1(makeTargetEntry((Expr *) makeBoolConst(true, false), 1,
+										   pstrdup("row"), false));
+	query->targetList = tlist;
+	query->groupClause = NIL;
+	query->havingQual = NULL;
+	query->hasAggs = false;
+	if (!whole)
+		batch_restrict_query(plan, query, ranges);
+
+	spiplan = SPI_prepare(pg_get_querydef(query, false), 0, NULL);
+	if (spiplan == NULL)
+		elog(ERROR, "flowpg could not plan the source scan: %s",
+			 SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, spiplan, NULL, NULL, true);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, SOURCE_FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			TupleTableSlot *row = graph->row_slot;
+
+			ExecClearTuple(row);
+			if (graph->ncols > 0)
+				heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+								  row->tts_values, row->tts_isnull);
+			ExecStoreVirtualTuple(row);
+			(void) graph_accumulate_row(graph, table);
+			CHECK_FOR_INTERRUPTS();
+		}
+		SPI_freetuptable(SPI_tuptable);
+		if (table->ngroups >= REFILL_PIECE_GROUPS)
+			merge_refilled(flow, &table, mark_changed);
+	}
+	SPI_cursor_close(portal);
+	SPI_freeplan(spiplan);
+	merge_refilled(flow, &table, mark_changed);
+	group_table_free(table);
+}
+
+static bool
+drop_in_skips(StoredGroup *group, void *arg)
+{
+	return in_skip_ranges((List *) arg, (group->flags & STORED_WNULL) != 0, group->window);
+}
+
+/* The time ordinals a list of window ranges covers, for flow_touch. */
+static void
+touch_ranges(StreamFlow *flow, List *ranges, bool whole)
+{
+	ListCell   *lc;
+
+	if (whole || flow->graph->window_key < 0)
+	{
+		flow_touch(flow, true, 0, 0);
+		return;
+	}
+	foreach(lc, ranges)
+	{
+		WindowRange *r = lfirst(lc);
+
+		flow_touch(flow, r->from_beginning || r->unbounded, r->start, r->end - 1);
+	}
+}
+
+/*
+ * Refills the windows in ranges (all when whole) from the source under the
+ * transaction's snapshot, and marks the queued batches that snapshot sees
+ * as already counted there.  mark_changed: the sink does not hold the
+ * refilled values yet.
+ */
+static void
+refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_changed)
+{
+	Snapshot	snapshot = GetTransactionSnapshot();
+	FlowShared *sh = flow->sh;
+	List	   *skips;
+	List	   *state_ranges;
+	bool		state_whole = whole;
+	ListCell   *lc;
+	MemoryContext old;
+
+	/*
+	 * In the round's memory (not SPI's, which is gone when the refresh
+	 * ends): a batch this snapshot sees committed before the round, so this
+	 * round applies it, and the skips go with the round.
+	 */
+	old = MemoryContextSwitchTo(flow->round_memory);
+	skips = skip_ranges_for(flow, ranges, whole);
+	foreach(lc, flow->pending)
+	{
+		PendingBatch *pb = lfirst(lc);
+		TransactionId xid = pb->batch->xid;
+
+		if (!XidInMVCCSnapshot(xid, snapshot) && TransactionIdDidCommit(xid))
+			pb->skips = list_concat(pb->skips, skips);
+	}
+	MemoryContextSwitchTo(old);
+
+	if (!flow->graph->plan->is_aggregate)
+	{
+		/*
+		 * Rows applied but not yet appended came from transactions this
+		 * snapshot sees: the recompute of the whole sink has them.
+		 */
+		flow->append_rows = NULL;
+		MemoryContextReset(flow->flush_memory);
+		return;
+	}
+	if (sh->degraded)
+		return;
+
+	state_ranges = clip_to_floor(flow, ranges, &state_whole);
+	if (!state_whole && state_ranges == NIL)
+		return;
+	touch_ranges(flow, state_ranges, state_whole);
+	if (flow->store == NULL)
+		flow_state_open_store(flow);
+	else if (state_whole)
+		store_clear(flow->store);
+	else
+		store_delete_where(flow->store, drop_in_skips, skip_ranges_for(flow, state_ranges, false));
+
+	load_source_rows(flow, plan, state_ranges, state_whole, mark_changed);
+	if (flow->graph->nkeys == 0)
+	{
+		/* one group even over no rows */
+		StoredGroup *group = store_lookup(flow->store, true);
+
+		group->flags |= STORED_IN_SINK;
+		if (mark_changed)
+			store_mark_changed(flow->store, group);
+	}
+}
+
+/* The batching refresh recomputed these windows of the sink: refill them. */
+void
+after_recompute(void *arg, FlowPlan *plan, WindowProbe *probe, List *ranges, bool whole)
+{
+	refill((StreamFlow *) arg, plan, ranges, whole, false);
+}
+
+/* Has the flow's sink been written before (or filled by create_flow)? */
+static bool
+sink_was_filled(StreamFlow *flow)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(flow->flow_id)};
+	bool		filled;
+
+	if (strstr(flow->entry->options, "\"backfill\": true") != NULL)
+		return true;
+	catalog_query_privileged("SELECT 1 FROM flowpg.flow_run WHERE flow_id = $1 "
+							 "AND last_run_at IS NOT NULL", 1, argtypes, args, NULL);
+	filled = SPI_processed > 0;
+	catalog_query_privileged_end();
+	return filled;
+}
+
+/* First round of a flow, or after its state was lost: the state from the source. */
+void
+load_flow(StreamFlow *flow)
+{
+	FlowShared *sh = flow->sh;
+	List	   *ranges = NIL;
+	bool		whole = true;
+	bool		mark_all = sink_was_filled(flow);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (sh->has_expiry)
+	{
+		WindowRange *r = palloc0(sizeof(WindowRange));
+
+		r->start = sh->expiry_time;
+		r->unbounded = true;
+		ranges = list_make1(r);
+		whole = false;
+	}
+
+	/*
+	 * Every loaded group is written once: changes committed before we came
+	 * (while no worker ran, or since create_flow's backfill) are in the
+	 * source but maybe not in the sink.  Upserts of unchanged rows write
+	 * nothing.  A flow created without backfill only gets the groups that
+	 * change from now on.  Flows without aggregates have no groups to
+	 * rewrite: their sink is recomputed, in this same snapshot.
+	 */
+	if (!flow->graph->plan->is_aggregate)
+	{
+		if (mark_all)
+		{
+			BatchResult result = batch_recompute_all(flow->entry);
+
+			sh->unrecorded.rows_out += result.rows_out;
+			refill(flow, flow->graph->plan, NIL, true, false);
+		}
+	}
+	else
+		refill(flow, flow->graph->plan, ranges, whole, mark_all);
+	SPI_finish();
+	sh->loaded = true;
+	sh->refills++;
+}

@@ -1,0 +1,798 @@
+/*-------------------------------------------------------------------------
+ *
+ * stream_round.c
+ *	  One streaming flow's round in a worker: its transactions, its
+ *	  errors, writing the sink, and publishing its counters.
+ *
+ * Any worker of the database may run a flow's round, one at a time (the
+ * claim, worker.c); the flow's state and bookkeeping are in the state
+ * area (group_store.c, FlowShared), so the next round -- by this worker or
+ * another, or after this one exited -- continues where this one stopped.
+ * A worker keeps only a compiled graph per flow.
+ *
+ * A round that does not finish (an error, a lock it could not get, the
+ * worker terminated) may have merged part of its batches: the groups it
+ * touched are recorded in shared memory before each change, and the next
+ * round logs those windows dirty, so that the batching refresh recomputes
+ * them in the sink and the state refills them from the source under the
+ * same snapshot.  Its batches are still queued (they leave the queue when
+ * the round's transaction commits); the refill skips those its snapshot
+ * sees.  Only a server crash, which reinitializes shared memory, loses the
+ * state: every flow then reloads from the source.
+ *
+ * Whatever streaming cannot do exactly goes through the dirty log, which
+ * the batching refresh recomputes in the same snapshot before the state of
+ * those windows is refilled: updates and deletes on the source, TRUNCATE,
+ * a full queue, and windows given up for memory.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+
+#include "catalog.h"
+#include "dirty_log.h"
+#include "flowpg.h"
+#include "settings.h"
+#include "shmem.h"
+#include "stats.h"
+#include "stream_flow.h"
+#include "stream_state.h"
+#include "worker.h"
+
+#define FLOW_SHARED_MAGIC 0x73747266
+#define STATS_RECORD_USECS (1000 * 1000)
+#define MAX_RETRY_USECS (60 * USECS_PER_SEC)
+#define BUSY_RETRY_USECS (1000 * 1000)	/* after a lock timeout */
+#define BUSY_SKIP_USECS (20 * 1000)		/* after a lock found taken */
+#define SYNC_USECS (250 * 1000)
+
+static List *stream_flows = NIL;	/* StreamFlow of this worker */
+static MemoryContext stream_memory = NULL;
+static TimestampTz last_sync = 0;
+
+static StreamFlow *
+find_flow(int64 flow_id)
+{
+	ListCell   *lc;
+
+	foreach(lc, stream_flows)
+		if (((StreamFlow *) lfirst(lc))->flow_id == flow_id)
+			return lfirst(lc);
+	return NULL;
+}
+
+static void
+free_handle(StreamFlow *flow)
+{
+	stream_flows = list_delete_ptr(stream_flows, flow);
+	MemoryContextDelete(flow->memory);
+}
+
+static StreamFlow *
+new_handle(FlowEntry *entry)
+{
+	MemoryContext memory = AllocSetContextCreate(stream_memory, "flowpg streaming flow",
+												 ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(memory);
+	StreamFlow *flow = palloc0(sizeof(StreamFlow));
+
+	flow->flow_id = entry->flow_id;
+	flow->version = graph_version(entry);
+	flow->memory = memory;
+	flow->round_memory = AllocSetContextCreate(memory, "flowpg round", ALLOCSET_DEFAULT_SIZES);
+	flow->batch_memory = AllocSetContextCreate(memory, "flowpg batch", ALLOCSET_DEFAULT_SIZES);
+	flow->flush_memory = AllocSetContextCreate(memory, "flowpg flush", ALLOCSET_DEFAULT_SIZES);
+	flow->batch_cxt = agg_context_create_in(memory, flow->batch_memory);
+	MemoryContextSwitchTo(stream_memory);
+	stream_flows = lappend(stream_flows, flow);
+	MemoryContextSwitchTo(old);
+	return flow;
+}
+
+/* The flow's shared bookkeeping: found, or made (NULL when no slot is free). */
+static FlowShared *
+shared_part(int64 flow_id, bool create)
+{
+	dsa_area   *area = shmem_state_area();
+	dsa_pointer dp = queue_get_flow_state(flow_id);
+	FlowShared *sh;
+
+	if (DsaPointerIsValid(dp))
+		return dsa_get_address(area, dp);
+	if (!create)
+		return NULL;
+	dp = dsa_allocate_extended(area, sizeof(FlowShared), DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
+	if (!DsaPointerIsValid(dp))
+		return NULL;
+	sh = dsa_get_address(area, dp);
+	sh->magic = FLOW_SHARED_MAGIC;
+	sh->store = InvalidDsaPointer;
+	sh->stats.freshness_us = -1;
+	sh->stats.status = STREAM_STATUS_RECOVERING;
+	if (!queue_set_flow_state(flow_id, dp))
+	{
+		dsa_free(area, dp);
+		return NULL;
+	}
+	return sh;
+}
+
+void
+flow_state_open_store(StreamFlow *flow)
+{
+	FlowShared *sh = flow->sh;
+
+	if (!DsaPointerIsValid(sh->store))
+	{
+		sh->store = store_create(flow->graph);
+		if (!DsaPointerIsValid(sh->store))
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("flowpg.state_memory is exhausted")));
+	}
+	flow->store = store_attach(sh->store, flow->graph, flow->memory);
+	flow->store_dp = sh->store;
+}
+
+void
+flow_state_drop_store(StreamFlow *flow)
+{
+	FlowShared *sh = flow->sh;
+
+	if (DsaPointerIsValid(sh->store))
+		store_destroy(sh->store);
+	sh->store = InvalidDsaPointer;
+	flow->store = NULL;
+}
+
+/* Forgets the flow's state: the next round reloads it from the source. */
+static void
+reset_state(StreamFlow *flow)
+{
+	FlowShared *sh = flow->sh;
+
+	flow_state_drop_store(flow);
+	flow->append_rows = NULL;
+	MemoryContextReset(flow->flush_memory);
+	sh->loaded = false;
+	sh->degraded = false;
+	sh->has_watermark = false;
+	sh->has_expiry = false;		/* expire_after may have changed */
+	sh->touched = sh->touched_whole = false;
+	sh->stats.status = STREAM_STATUS_RECOVERING;
+}
+
+/*
+ * Attaches the handle to the flow's shared part and compiles its graph;
+ * a state of another version of the flow is dropped.  In a transaction,
+ * as the owner.
+ */
+static void
+open_flow(StreamFlow *flow)
+{
+	if (flow->graph == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(flow->memory);
+
+		flow->entry = catalog_get_by_id(flow->flow_id);
+		flow->graph = graph_build(flow->entry, flow->memory);
+		if (flow->graph->plan->window_expr && flow->graph->window_key >= 0)
+			flow->probe = flow_plan_window_probe(flow->graph->plan);
+		flow->trans = palloc(sizeof(AggTrans) * Max(flow->graph->naggs, 1));
+		flow->partials = palloc(sizeof(AggTrans) * Max(flow->graph->naggs, 1));
+		MemoryContextSwitchTo(old);
+	}
+	flow->sh = shared_part(flow->flow_id, true);
+	if (flow->sh == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("flowpg has no shared memory left for streaming flow %lld",
+						(long long) flow->flow_id),
+				 errhint("Raise flowpg.state_memory or flowpg.max_flows.")));
+	if (flow->sh->version != flow->version)
+	{
+		/* a new definition: start over; its batches stay, the refill sorts them out */
+		reset_state(flow);
+		flow->sh->version = flow->version;
+	}
+	/* another worker may have made a new store since this one last looked */
+	if (!DsaPointerIsValid(flow->sh->store))
+		flow->store = NULL;
+	else if (flow->store == NULL || flow->store_dp != flow->sh->store)
+		flow_state_open_store(flow);
+}
+
+/* Drops the worker's compiled graph (the flow changed). */
+static void
+close_flow(StreamFlow *flow)
+{
+	if (flow->graph)
+		graph_free(flow->graph);
+	flow->graph = NULL;
+	flow->probe = NULL;
+	flow->store = NULL;
+	flow->sh = NULL;
+	MemoryContextReset(flow->round_memory);
+	flow->pending = NIL;
+}
+
+/* A flow that is gone: its queue and state are freed by whoever claims it. */
+static void
+forget_flow(int64 flow_id)
+{
+	dsa_pointer state;
+
+	if (!worker_claim(flow_id, false))
+		return;
+	state = queue_forget(flow_id);
+	if (DsaPointerIsValid(state))
+	{
+		dsa_area   *area = shmem_state_area();
+		FlowShared *sh = dsa_get_address(area, state);
+
+		if (DsaPointerIsValid(sh->store))
+			store_destroy(sh->store);
+		dsa_free(area, state);
+	}
+	worker_release();
+}
+
+/*
+ * Follows the catalog: new streaming flows get a handle, changed ones a
+ * new graph, dropped ones are forgotten with their queues and state.
+ */
+static void
+sync_flows(void)
+{
+	List	   *slots;
+	List	   *entries;
+	List	   *seen = NIL;
+	ListCell   *lc;
+
+	if (stream_memory == NULL)
+		stream_memory = AllocSetContextCreate(TopMemoryContext, "flowpg streaming",
+											  ALLOCSET_DEFAULT_SIZES);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	slots = queue_flows();		/* before the catalog: see below */
+	entries = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() ?
+		catalog_get_all() : NIL;
+	foreach(lc, entries)
+	{
+		FlowEntry  *entry = lfirst(lc);
+		StreamFlow *flow;
+
+		/* a restored flow is the batching side's until its tables are in */
+		if (strcmp(entry->mode, "streaming") != 0 || strcmp(entry->state, "restoring") == 0)
+			continue;
+		flow = find_flow(entry->flow_id);
+		if (flow && flow->version != graph_version(entry))
+		{
+			close_flow(flow);
+			flow->version = graph_version(entry);
+		}
+		if (flow == NULL)
+			flow = new_handle(entry);
+		seen = lappend(seen, flow);
+	}
+	foreach(lc, list_copy(stream_flows))
+	{
+		StreamFlow *flow = lfirst(lc);
+
+		if (!list_member_ptr(seen, flow))
+			free_handle(flow);
+	}
+
+	/*
+	 * Queues of flows that are gone.  A writer takes a slot only for a flow
+	 * it saw committed, so a slot listed before the catalog was read belongs
+	 * to a flow the catalog shows, unless that flow was dropped (or is not
+	 * streaming any more).
+	 */
+	foreach(lc, slots)
+	{
+		int64		flow_id = *(int64 *) lfirst(lc);
+
+		if (find_flow(flow_id) == NULL)
+			forget_flow(flow_id);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	last_sync = GetCurrentTimestamp();
+}
+
+static bool
+has_changes(StreamFlow *flow)
+{
+	return (flow->store && store_has_changed(flow->store)) || flow->append_rows != NULL;
+}
+
+/* Writes the changed groups (or new rows) to the sink; connected to SPI. */
+static void
+write_sink(StreamFlow *flow)
+{
+	StreamGraph *graph = flow->graph;
+	FlowPlan   *plan = graph->plan;
+	Oid			sink = flow->entry->sink_relid;
+	MemoryContext old = MemoryContextSwitchTo(flow->flush_memory);
+	SinkWriteContext write_context;
+
+	sink_write_context_push(&write_context, sink, plan, flow->entry->flow_name);
+
+	if (plan->is_aggregate && flow->store)
+	{
+		SinkRows   *upserts = sink_rows_create(graph->noutputs);
+		SinkRows   *inserts = sink_rows_create(graph->noutputs);
+		SinkRows   *deletes = sink_rows_create(graph->noutputs);
+		Datum	   *values = palloc(sizeof(Datum) * Max(graph->noutputs, 1));
+		bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
+		List	   *changed;
+		ListCell   *lc;
+
+		/* the groups lose their mark now: the touch says the round had them */
+		foreach(lc, (changed = store_take_changed(flow->store)))
+			flow_touch_group(flow, lfirst(lc));
+		foreach(lc, changed)
+		{
+			StoredGroup *group = lfirst(lc);
+			bool		keep;
+
+			ResetExprContext(graph->econtext);
+			store_reset_local(flow->store);
+			if (graph->nkeys > 0)
+				store_load_key(flow->store, group);
+			store_load_trans(flow->store, group, flow->trans);
+			keep = graph_finalize_output(graph, store_agg_context(flow->store), flow->trans,
+										 values, nulls);
+			if (keep)
+				sink_rows_add((group->flags & STORED_IN_SINK) ? upserts : inserts, plan,
+							  values, nulls);
+			else if (group->flags & STORED_IN_SINK)
+				sink_rows_add(deletes, plan, values, nulls);
+			if (keep)
+				group->flags |= STORED_IN_SINK;
+			else
+				group->flags &= ~STORED_IN_SINK;
+		}
+
+		/*
+		 * A group the sink does not hold is inserted plainly (cheaper than
+		 * an upsert).  Should the sink hold it after all -- refresh_flow or
+		 * a flush without the worker rewrote it meanwhile -- the unique
+		 * index refuses the row and the round fails: the flow is then
+		 * reloaded from the source, which puts it right.
+		 */
+		sink_upsert(sink, plan, upserts);
+		if (plan->window_expr || graph->nkeys > 0)
+			sink_append(sink, plan, inserts);
+		else
+			sink_upsert(sink, plan, inserts);
+		sink_delete_groups(sink, plan, deletes);
+		flow->sh->unrecorded.rows_out += upserts->nrows + inserts->nrows + deletes->nrows;
+	}
+	else if (flow->append_rows)
+	{
+		sink_append(sink, plan, flow->append_rows);
+		flow->sh->unrecorded.rows_out += flow->append_rows->nrows;
+		flow->append_rows = NULL;
+	}
+	sink_write_context_pop(&write_context);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(flow->flush_memory);
+}
+
+/*
+ * A round of a flow has two transactions.  The first (apply_only) applies
+ * the batches committed by now; what it cannot apply goes to the dirty log.
+ * The second, REPEATABLE READ, takes its snapshot after that, so the
+ * refills and recomputes it runs see every change applied or logged so far
+ * (a flush_flow gets all of them in the sink), then applies what committed
+ * meanwhile and writes the sink.  Returns the flush request it completed.
+ */
+static int64
+flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_only)
+{
+	FlowShared *sh;
+	FlowEntry  *entry;
+	FlowIdentity identity;
+	int64		rows_before;
+	bool		dirty;
+
+	/*
+	 * No refresh, inline flush, replacement or drop of this flow meanwhile;
+	 * when one is in progress, a later round tries again (the worker never
+	 * waits for a user's transaction).
+	 */
+	sh = shared_part(flow->flow_id, false);
+	if (!batch_try_lock_flow(flow->flow_id))
+	{
+		if (sh)
+			sh->busy_until = now + BUSY_SKIP_USECS;
+		return 0;
+	}
+	entry = catalog_get_by_id(flow->flow_id);
+	if (entry == NULL || graph_version(entry) != flow->version)
+		return 0;				/* gone or changed: the next sync sees it */
+	if (!batch_try_lock_tables(entry))
+	{
+		if (sh)
+			sh->busy_until = now + BUSY_SKIP_USECS; /* a user's transaction holds them */
+		return 0;
+	}
+
+	flow_enter(&identity, entry->owner, entry->settings, false);
+	open_flow(flow);
+	sh = flow->sh;
+	rows_before = sh->unrecorded.rows_out;
+
+	/*
+	 * refresh_flow or an inline flush rewrote the sink: reload.  Asked for
+	 * while that holds the flow's lock, so seen here once it committed.
+	 */
+	if (queue_take_reset(flow->flow_id) && sh->loaded)
+		reset_state(flow);
+
+	flow->writing = false;
+	if (apply_only)
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		take_batches(flow);
+		if (sh->loaded && !sh->touched)
+			apply_pending(flow);
+		PopActiveSnapshot();
+		flow_leave(&identity);
+		return 0;
+	}
+
+	/* the snapshot first: every batch it sees is in the queue by now */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	take_batches(flow);
+
+	expire_windows(flow);
+	if (queue_take_evict(flow->flow_id))
+		sh->evict_requested = true;
+	if (sh->evict_requested && sh->loaded)
+	{
+		evict_for_memory(flow);
+		sh->evict_requested = false;
+	}
+
+	/*
+	 * The last round did not finish: what it touched is recomputed in the
+	 * sink and refilled in the state, under this round's snapshot.
+	 */
+	if (sh->touched && sh->loaded)
+	{
+		if (sh->touched_whole)
+			dirty_log_append(flow->flow_id, true, 0, 0, 0);
+		else
+			dirty_log_append(flow->flow_id, false, sh->touched_lo, sh->touched_hi, 0);
+		sh->repairs++;
+		sh->fallback_logged = true;
+	}
+	if (!sh->loaded)
+	{
+		load_flow(flow);
+		sh->stats.status = STREAM_STATUS_ACTIVE;
+	}
+
+	dirty = queue_take_dirty(flow->flow_id) || flush_request != 0 ||
+		now >= sh->next_dirty_check || sh->fallback_logged;
+	sh->fallback_logged = false;
+	if (dirty)
+	{
+		BatchResult result;
+
+		do
+		{
+			result = batch_refresh_dirty(flow->entry, after_recompute, flow);
+			sh->unrecorded.rows_out += result.rows_out;
+		} while (result.more_pending && flush_request != 0);
+		if (result.more_pending)
+			queue_note_dirty(flow->flow_id);
+		sh->next_dirty_check = now + (int64) flowpg_min_refresh_interval_ms * 1000;
+	}
+
+	flow->writing = flush_request != 0 || sh->evict_requested ||
+		now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000;
+	apply_pending(flow);
+	if (has_changes(flow) && flow->writing)
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		write_sink(flow);
+		SPI_finish();
+		sh->last_flush = now;
+	}
+
+	PopActiveSnapshot();
+	flow_leave(&identity);
+	sh->stats.round_rows = sh->unrecorded.rows_out - rows_before;
+	return flush_request;
+}
+
+/* The round's transaction committed: its batches leave the queue, its touch is void. */
+static void
+round_committed(StreamFlow *flow)
+{
+	List	   *done = NIL;
+	ListCell   *lc;
+
+	foreach(lc, flow->pending)
+	{
+		PendingBatch *pb = lfirst(lc);
+
+		if (pb->done)
+			done = lappend(done, pb->batch);
+	}
+	queue_remove(flow->flow_id, done);
+	list_free(done);
+	if (flow->sh)
+		flow->sh->touched = flow->sh->touched_whole = false;
+	MemoryContextReset(flow->round_memory);
+	flow->pending = NIL;
+}
+
+/* After a round: counters for flow_stats and flush_flow. */
+static void
+publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed)
+{
+	FlowShared *sh = flow->sh ? flow->sh : shared_part(flow->flow_id, false);
+
+	if (sh == NULL)
+	{
+		if (flush_done)
+		{
+			StreamStats none = {0};
+
+			none.freshness_us = -1;
+			queue_publish(flow->flow_id, &none, flush_done, failed);
+		}
+		return;
+	}
+	if (sh->oldest_unflushed != 0 && !has_changes(flow) && !failed)
+	{
+		sh->stats.freshness_us = committed - sh->oldest_unflushed;
+		sh->stats.last_flush_at = committed;
+		sh->oldest_unflushed = 0;
+	}
+	sh->stats.state_groups = flow->store ? store_groups(flow->store) : 0;
+	sh->stats.state_bytes = flow->store ? store_bytes(flow->store) : 0;
+	sh->stats.refills = sh->refills;
+	sh->stats.repairs = sh->repairs;
+	sh->stats.last_worker = MyProcPid;
+	queue_publish(flow->flow_id, &sh->stats, flush_done, failed);
+}
+
+static void
+record_run(StreamFlow *flow, TimestampTz now, bool force)
+{
+	FlowShared *sh = flow->sh;
+
+	if (sh == NULL || (sh->unrecorded.log_entries == 0 && sh->unrecorded.rows_out == 0))
+		return;
+	if (sh->unrecorded_since == 0)
+		sh->unrecorded_since = now;
+	if (!force && now - sh->unrecorded_since < STATS_RECORD_USECS)
+		return;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	stats_record_run(flow->flow_id, &sh->unrecorded, sh->unrecorded_since, now, 0);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	memset(&sh->unrecorded, 0, sizeof(BatchResult));
+	sh->unrecorded_since = now;
+}
+
+/*
+ * A round that failed: what it touched stays marked for the next round to
+ * recompute, and the error is recorded -- unless it was a lock a user's
+ * transaction held, which is no failure of the flow.
+ */
+static void
+round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
+{
+	FlowShared *sh = flow->sh ? flow->sh : shared_part(flow->flow_id, false);
+	int64		delay = USECS_PER_SEC;
+
+	MemoryContextReset(flow->round_memory);
+	flow->pending = NIL;
+	flow->append_rows = NULL;
+	MemoryContextReset(flow->flush_memory);
+	if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+		edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+	{
+		ereport(DEBUG1,
+				(errmsg("flowpg: streaming flow %lld is busy: %s",
+						(long long) flow->flow_id, edata->message)));
+		/* not before the lock may be gone */
+		if (sh)
+			sh->busy_until = GetCurrentTimestamp() + BUSY_RETRY_USECS;
+		return;
+	}
+	ereport(LOG,
+			(errmsg("flowpg: streaming flow %lld failed: %s",
+					(long long) flow->flow_id, edata->message)));
+	if (sh)
+	{
+		for (int i = 0; i < sh->failures && delay < MAX_RETRY_USECS; i++)
+			delay *= 2;
+		sh->failures++;
+		sh->retry_at = GetCurrentTimestamp() + Min(delay, MAX_RETRY_USECS);
+		if (edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY)
+			sh->evict_requested = true;
+	}
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	(void) stats_record_failure(flow->flow_id, edata, started, GetCurrentTimestamp());
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+static void
+run_one(StreamFlow *flow, int64 flush_request)
+{
+	TimestampTz started = GetCurrentTimestamp();
+	MemoryContext oldcontext = CurrentMemoryContext;
+	volatile int64 flush_done = 0;
+	volatile bool succeeded = false;
+
+	pgstat_report_activity(STATE_RUNNING, "flowpg: streaming");
+	flow->sh = shared_part(flow->flow_id, false);
+	PG_TRY();
+	{
+		if (flow->sh && flow->sh->loaded && !flow->sh->touched)
+		{
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			batch_limit_lock_waits();
+			(void) flow_round(flow, started, flush_request, true);
+			CommitTransactionCommand();
+			MemoryContextSwitchTo(oldcontext);
+			round_committed(flow);
+		}
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		XactIsoLevel = XACT_REPEATABLE_READ;
+		batch_limit_lock_waits();
+		if (flowpg_query_timeout_ms > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
+		flush_done = flow_round(flow, started, flush_request, false);
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(oldcontext);
+		round_committed(flow);
+		if (flow->sh)
+			flow->sh->failures = 0;
+		succeeded = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		QueryCancelPending = false;
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		/* a flush_flow waiting for this round gets the failure -- not a busy one */
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			flush_request = 0;
+		round_failed(flow, edata, started);
+		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
+	}
+	PG_END_TRY();
+
+	if (succeeded)
+	{
+		/* the run is on record before a waiting flush_flow returns */
+		PG_TRY();
+		{
+			record_run(flow, GetCurrentTimestamp(), flush_done != 0);
+		}
+		PG_CATCH();
+		{
+			/* only statistics: the round itself is committed */
+			MemoryContextSwitchTo(oldcontext);
+			EmitErrorReport();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			MemoryContextSwitchTo(oldcontext);
+		}
+		PG_END_TRY();
+		publish(flow, flush_done, false, GetCurrentTimestamp());
+	}
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * Does the flow need a round now?  *wake_ms gets when it may next need
+ * one, if that is sooner.  Reads only shared memory.
+ */
+static bool
+round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
+{
+	FlowShared *sh = shared_part(flow->flow_id, false);
+	TimestampTz at;
+
+	if (sh == NULL)
+		return true;			/* never run: its first round */
+	if (sh->busy_until > now || (sh->retry_at > now && flush_request == 0))
+	{
+		at = Max(sh->busy_until, flush_request ? 0 : sh->retry_at);
+		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
+		return false;
+	}
+	if (flush_request != 0 || !sh->loaded || sh->touched || sh->evict_requested ||
+		queue_round_wanted(flow->flow_id) || now >= sh->next_dirty_check)
+		return true;
+	if (DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store))
+	{
+		at = sh->last_flush + (int64) flowpg_flush_interval_ms * 1000;
+		if (at <= now)
+			return true;
+		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
+		return false;
+	}
+	*wake_ms = Min(*wake_ms, Max((sh->next_dirty_check - now) / 1000, 1));
+	return false;
+}
+
+long
+stream_run(bool *worked)
+{
+	ListCell   *lc;
+	long		wait_ms = 1000;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (!flowpg_enabled)
+		return 1000;
+	if (stream_memory == NULL || now - last_sync >= SYNC_USECS)
+		sync_flows();
+
+	foreach(lc, stream_flows)
+	{
+		StreamFlow *flow = lfirst(lc);
+		int64		flush_request = queue_flush_requested(flow->flow_id);
+
+		CHECK_FOR_INTERRUPTS();
+		now = GetCurrentTimestamp();
+		if (!round_due(flow, now, flush_request, &wait_ms))
+			continue;
+		if (!worker_claim(flow->flow_id, false))
+			continue;			/* another worker runs it */
+		*worked = true;
+		PG_TRY();
+		{
+			run_one(flow, flush_request);
+		}
+		PG_FINALLY();
+		{
+			worker_release();
+		}
+		PG_END_TRY();
+		if (queue_round_wanted(flow->flow_id))
+			wait_ms = Min(wait_ms, 10);
+		else
+			wait_ms = Min(wait_ms, flowpg_flush_interval_ms);
+	}
+	if (pg_atomic_read_u64(shmem_state_total()) > (uint64) flowpg_state_memory_kb * 1024)
+		queue_request_evict_largest();
+	return wait_ms;
+}
