@@ -48,6 +48,20 @@
 #include "stream_capture.h"
 #include "window.h"
 
+/*
+ * The flow's lock, for a change that makes a run in progress moot: a
+ * worker running the flow abandons its run (a user's refresh_flow is
+ * waited for).
+ */
+static void
+lock_flow_preempting(int64 flow_id)
+{
+	if (batch_try_lock_flow(flow_id))
+		return;
+	(void) worker_preempt(flow_id);
+	batch_lock_flow(flow_id);
+}
+
 PG_FUNCTION_INFO_V1(flowpg_create_flow);
 PG_FUNCTION_INFO_V1(flowpg_drop_flow);
 PG_FUNCTION_INFO_V1(flowpg_window_bounds);
@@ -185,7 +199,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 					 errmsg("flow \"%s\" already exists", flow_name),
 					 errhint("Use or_replace => true to replace it, or if_not_exists => true to keep it.")));
 		catalog_check_owner(existing);
-		batch_lock_flow(existing->flow_id); /* no refresh while replacing */
+		lock_flow_preempting(existing->flow_id);	/* no refresh while replacing */
 	}
 
 	if (existing == NULL)
@@ -300,7 +314,7 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	}
 	catalog_check_owner(entry);
-	batch_lock_flow(entry->flow_id);	/* waits for a refresh in progress */
+	lock_flow_preempting(entry->flow_id);	/* waits for a refresh in progress */
 	catalog_delete(entry->flow_id);
 	deps_drop(entry);
 	foreach(lc, entry->source_relids)

@@ -555,6 +555,22 @@ store_has_changed_at(dsa_pointer dp)
 }
 
 List *
+store_changed_list(GroupStore *store)
+{
+	List	   *groups = NIL;
+	dsa_pointer dp = store->header->changed_head;
+
+	while (DsaPointerIsValid(dp))
+	{
+		StoredGroup *group = dsa_get_address(store->area, dp);
+
+		groups = lappend(groups, group);
+		dp = group->next_changed;
+	}
+	return groups;
+}
+
+List *
 store_take_changed(GroupStore *store)
 {
 	StoreHeader *header = store->header;

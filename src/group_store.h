@@ -76,6 +76,9 @@ extern void store_mark_changed(GroupStore *store, StoredGroup *group);
 
 /* The changed groups (oldest change first); the list is emptied. */
 extern List *store_take_changed(GroupStore *store);
+
+/* The same, leaving them marked. */
+extern List *store_changed_list(GroupStore *store);
 extern bool store_has_changed(GroupStore *store);
 extern bool store_has_changed_at(dsa_pointer dp);
 

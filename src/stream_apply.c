@@ -54,13 +54,6 @@ flow_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi)
 	sh->touched_hi = Max(sh->touched_hi, hi);
 }
 
-void
-flow_touch_group(StreamFlow *flow, StoredGroup *group)
-{
-	flow_touch(flow, flow->graph->window_key < 0 || (group->flags & STORED_WNULL),
-			   group->time_lo, group->time_hi);
-}
-
 /* Window-value ordinal of the window starting at a time ordinal. */
 int64
 window_of_time(StreamFlow *flow, int64 time)

@@ -54,6 +54,13 @@ typedef struct FlowShared
 	int64		touched_lo;
 	int64		touched_hi;
 
+	/*
+	 * A round wrote the sink and may have committed without recording
+	 * which groups the sink now holds: the next write upserts and deletes
+	 * without trusting the groups' in-sink marks.
+	 */
+	bool		write_pending;
+
 	bool		fallback_logged;	/* changes the worker itself logged dirty */
 	TimestampTz oldest_unflushed;
 	TimestampTz last_flush;
@@ -108,6 +115,8 @@ typedef struct StreamFlow
 	List	   *pending;		/* PendingBatch of this round, oldest first */
 	SinkRows   *append_rows;	/* flows without aggregates: rows to append */
 	bool		writing;		/* this round writes the sink */
+	List	   *written;		/* groups written this round (in_sink marks to set) */
+	List	   *written_keep;	/* and whether the sink keeps each (int list) */
 
 	/* what this round could not apply: logged dirty */
 	bool		fallback_whole;
@@ -121,7 +130,6 @@ extern void flow_state_drop_store(StreamFlow *flow);
 
 /* stream_apply.c */
 extern void flow_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi);
-extern void flow_touch_group(StreamFlow *flow, StoredGroup *group);
 extern int64 window_of_time(StreamFlow *flow, int64 time);
 extern bool in_skip_ranges(List *skips, bool window_null, int64 w);
 extern List *skip_ranges_for(StreamFlow *flow, List *ranges, bool whole);

@@ -337,15 +337,22 @@ write_sink(StreamFlow *flow)
 		SinkRows   *deletes = sink_rows_create(graph->noutputs);
 		Datum	   *values = palloc(sizeof(Datum) * Max(graph->noutputs, 1));
 		bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
-		List	   *changed;
+		bool		trust = !flow->sh->write_pending;
 		ListCell   *lc;
+		MemoryContext round = MemoryContextSwitchTo(flow->round_memory);
 
-		/* the groups lose their mark now: the touch says the round had them */
-		foreach(lc, (changed = store_take_changed(flow->store)))
-			flow_touch_group(flow, lfirst(lc));
-		foreach(lc, changed)
+		/*
+		 * The groups keep their marks until the round has committed
+		 * (round_committed): a round that does not get there changed
+		 * nothing of the state here, and the next one writes them again.
+		 */
+		flow->written = store_changed_list(flow->store);
+		flow->written_keep = NIL;
+		MemoryContextSwitchTo(round);
+		foreach(lc, flow->written)
 		{
 			StoredGroup *group = lfirst(lc);
+			bool		in_sink = !trust || (group->flags & STORED_IN_SINK);
 			bool		keep;
 
 			ResetExprContext(graph->econtext);
@@ -356,14 +363,12 @@ write_sink(StreamFlow *flow)
 			keep = graph_finalize_output(graph, store_agg_context(flow->store), flow->trans,
 										 values, nulls);
 			if (keep)
-				sink_rows_add((group->flags & STORED_IN_SINK) ? upserts : inserts, plan,
-							  values, nulls);
-			else if (group->flags & STORED_IN_SINK)
+				sink_rows_add(in_sink ? upserts : inserts, plan, values, nulls);
+			else if (in_sink)
 				sink_rows_add(deletes, plan, values, nulls);
-			if (keep)
-				group->flags |= STORED_IN_SINK;
-			else
-				group->flags &= ~STORED_IN_SINK;
+			round = MemoryContextSwitchTo(flow->round_memory);
+			flow->written_keep = lappend_int(flow->written_keep, keep);
+			MemoryContextSwitchTo(round);
 		}
 
 		/*
@@ -380,6 +385,7 @@ write_sink(StreamFlow *flow)
 			sink_upsert(sink, plan, inserts);
 		sink_delete_groups(sink, plan, deletes);
 		flow->sh->unrecorded.rows_out += upserts->nrows + inserts->nrows + deletes->nrows;
+		flow->sh->write_pending = true;
 	}
 	else if (flow->append_rows)
 	{
@@ -408,6 +414,8 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	FlowIdentity identity;
 	int64		rows_before;
 	bool		dirty;
+	bool		repairing;
+	TimestampTz t_dirty = 0, t_apply = 0, t_write = 0;
 
 	/*
 	 * No refresh, inline flush, replacement or drop of this flow meanwhile;
@@ -472,8 +480,15 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * The last round did not finish: what it touched is recomputed in the
 	 * sink and refilled in the state, under this round's snapshot.
 	 */
-	if (sh->touched && sh->loaded)
+	repairing = sh->touched && sh->loaded;
+	if (repairing)
 	{
+		ereport(LOG,
+				(errmsg("flowpg: flow \"%s\": recomputing what an unfinished round touched",
+						entry->flow_name),
+				 sh->touched_whole ? errdetail("The whole flow.") :
+				 errdetail("Time ordinals " INT64_FORMAT " to " INT64_FORMAT ".",
+						   sh->touched_lo, sh->touched_hi)));
 		if (sh->touched_whole)
 			dirty_log_append(flow->flow_id, true, 0, 0, 0);
 		else
@@ -503,10 +518,12 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 			queue_note_dirty(flow->flow_id);
 		sh->next_dirty_check = now + (int64) flowpg_min_refresh_interval_ms * 1000;
 	}
+	t_dirty = GetCurrentTimestamp();
 
 	flow->writing = flush_request != 0 || sh->evict_requested ||
 		now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000;
 	apply_pending(flow);
+	t_apply = GetCurrentTimestamp();
 	if (has_changes(flow) && flow->writing)
 	{
 		if (SPI_connect() != SPI_OK_CONNECT)
@@ -515,6 +532,14 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		SPI_finish();
 		sh->last_flush = now;
 	}
+	t_write = GetCurrentTimestamp();
+	if (repairing)
+		ereport(LOG,
+				(errmsg("flowpg: flow \"%s\" recomputed what an unfinished round touched in %ld ms",
+						entry->flow_name, (long) ((t_dirty - now) / 1000)),
+				 errdetail("It then applied %d batches in %ld ms and wrote its sink in %ld ms.",
+						   list_length(flow->pending), (long) ((t_apply - t_dirty) / 1000),
+						   (long) ((t_write - t_apply) / 1000))));
 
 	PopActiveSnapshot();
 	flow_leave(&identity);
@@ -538,8 +563,29 @@ round_committed(StreamFlow *flow)
 	}
 	queue_remove(flow->flow_id, done);
 	list_free(done);
+	if (flow->written != NIL)
+	{
+		ListCell   *lg;
+		ListCell   *lk;
+
+		/* the written groups: what the sink holds now, and no longer changed */
+		forboth(lg, flow->written, lk, flow->written_keep)
+		{
+			StoredGroup *group = lfirst(lg);
+
+			if (lfirst_int(lk))
+				group->flags |= STORED_IN_SINK;
+			else
+				group->flags &= ~STORED_IN_SINK;
+		}
+		list_free(store_take_changed(flow->store));
+	}
+	flow->written = flow->written_keep = NIL;
 	if (flow->sh)
+	{
+		flow->sh->write_pending = false;
 		flow->sh->touched = flow->sh->touched_whole = false;
+	}
 	MemoryContextReset(flow->round_memory);
 	flow->pending = NIL;
 }
@@ -609,10 +655,10 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
 
 	MemoryContextReset(flow->round_memory);
 	flow->pending = NIL;
+	flow->written = flow->written_keep = NIL;
 	flow->append_rows = NULL;
 	MemoryContextReset(flow->flush_memory);
-	if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
-		edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+	if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || worker_was_preempted())
 	{
 		ereport(DEBUG1,
 				(errmsg("flowpg: streaming flow %lld is busy: %s",
@@ -692,7 +738,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		AbortCurrentTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		/* a flush_flow waiting for this round gets the failure -- not a busy one */
-		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || worker_was_preempted())
 			flush_request = 0;
 		round_failed(flow, edata, started);
 		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());

@@ -142,6 +142,7 @@ typedef struct PoolWorker
 	int64		claimed;		/* the flow it runs now, 0 none */
 	bool		batching;		/* the claim is a batching run */
 	TimestampTz claimed_at;
+	int64		preempted;		/* worker_preempt canceled this flow's run */
 } PoolWorker;
 
 typedef struct DatabaseSlot
@@ -498,7 +499,44 @@ worker_release(void)
 	SpinLockAcquire(&shared->mutex);
 	my_place->claimed = 0;
 	my_place->batching = false;
+	my_place->preempted = 0;
 	SpinLockRelease(&shared->mutex);
+	/* a cancel meant for the run that just ended (worker_preempt) */
+	QueryCancelPending = false;
+}
+
+bool
+worker_was_preempted(void)
+{
+	bool		preempted;
+
+	SpinLockAcquire(&shared->mutex);
+	preempted = my_place->preempted != 0 && my_place->preempted == my_place->claimed;
+	SpinLockRelease(&shared->mutex);
+	return preempted;
+}
+
+bool
+worker_preempt(int64 flow_id)
+{
+	DatabaseSlot *slot;
+	pid_t		pid = 0;
+
+	if (shared == NULL)
+		return false;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(MyDatabaseId, false);
+	for (int i = 0; slot && i < MAX_POOL && pid == 0; i++)
+		if (slot->pool[i].pid != 0 && slot->pool[i].claimed == flow_id)
+		{
+			pid = slot->pool[i].pid;
+			slot->pool[i].preempted = flow_id;
+		}
+	SpinLockRelease(&shared->mutex);
+	/* a round's cancel is a busy flow to it: its state is repaired next time */
+	if (pid != 0)
+		(void) kill(pid, SIGINT);
+	return pid != 0;
 }
 
 /*
@@ -942,9 +980,9 @@ run_flow(int64 flow_id)
 
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		QueryCancelPending = false; /* the timeout's cancel was this error */
-		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || worker_was_preempted())
 		{
-			/* a lock a user's transaction holds: not a failure, later */
+			/* a lock a user's transaction holds, or a drop: not a failure, later */
 			ereport(DEBUG1,
 					(errmsg("flowpg: flow \"%s\" is busy: %s", entry->flow_name, edata->message)));
 			set_busy(flow_id, true);

@@ -28,6 +28,15 @@ extern bool worker_claim(int64 flow_id, bool batching);
 extern void worker_release(void);
 
 /*
+ * drop_flow and replacing a flow: the worker running the flow now (if any)
+ * abandons the run, so that they need not wait for it.
+ */
+extern bool worker_preempt(int64 flow_id);
+
+/* In a worker: was the run of its claimed flow canceled by worker_preempt? */
+extern bool worker_was_preempted(void);
+
+/*
  * Asks the launcher to make sure this database has a running worker, when
  * the current transaction commits.
  */
