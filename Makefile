@@ -10,6 +10,7 @@ EXTENSION = flowpg
 MODULE_big = flowpg
 OBJS = \
 	src/flowpg.o \
+	src/guc.o \
 	src/settings.o \
 	src/subxact.o \
 	src/window.o \
@@ -23,6 +24,7 @@ OBJS = \
 	src/capture.o \
 	src/batch.o \
 	src/stats.o \
+	src/pool.o \
 	src/worker.o \
 	src/aggregate.o \
 	src/operator.o \

@@ -147,13 +147,6 @@ batch_wait_for_flow(int64 flow_id)
 		LockRelease(&tag, ExclusiveLock, false);
 }
 
-static char *
-qualified_relation_name(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
-}
-
 static Const *
 time_const(FlowPlan *plan, int64 ordinal)
 {
@@ -204,79 +197,43 @@ ranges_qual(FlowPlan *plan, List *ranges)
 }
 
 /*
- * Deletes the sink rows of the ranges (all of them when ranges is NIL and
- * whole), then inserts the flow's query restricted to the ranges.  Runs in
- * the caller's SPI connection, as the flow's owner.
+ * Replaces the sink rows of the ranges (all of them when ranges is NIL and
+ * whole) by the flow's query restricted to the ranges.  Runs in the
+ * caller's SPI connection, as the flow's owner.
  */
 static uint64
 recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bool whole)
 {
 	Query	   *query = copyObject(plan->query);
-	char	   *sink = qualified_relation_name(entry->sink_relid);
-	bool		has_update_at = get_attnum(entry->sink_relid, "update_at") != InvalidAttrNumber;
-	StringInfoData sql;
-	Oid		   *argtypes = NULL;
-	Datum	   *args = NULL;
-	int			nargs = 0;
-	int			rc;
-	SinkWriteContext write_context;
+	List	   *bounds = NIL;
+	ListCell   *lc;
 
-	sink_write_context_push(&write_context, entry->sink_relid, plan, entry->flow_name);
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "DELETE FROM %s", sink);
 	if (!whole)
 	{
-		const char *wcol = quote_identifier(plan->outputs[plan->window_output].name);
 		Oid			wtype = plan->outputs[plan->window_output].type;
-		ListCell   *lc;
 		int16		typlen;
 		bool		typbyval;
 
+		/* the ranges as values of the sink's window column */
 		get_typlenbyval(wtype, &typlen, &typbyval);
-		argtypes = palloc(sizeof(Oid) * list_length(ranges) * 2);
-		args = palloc(sizeof(Datum) * list_length(ranges) * 2);
-		appendStringInfoString(&sql, " WHERE ");
 		foreach(lc, ranges)
 		{
 			WindowRange *r = lfirst(lc);
+			SinkWindowRange *b = palloc0(sizeof(SinkWindowRange));
 
-			if (foreach_current_index(lc) > 0)
-				appendStringInfoString(&sql, " OR ");
-			appendStringInfoString(&sql, "(true");
-			if (!r->from_beginning)
-			{
-				argtypes[nargs] = wtype;
-				args[nargs++] = datumCopy(window_probe_eval(probe, r->start), typbyval, typlen);
-				appendStringInfo(&sql, " AND %s >= $%d", wcol, nargs);
-			}
-			if (!r->unbounded)
-			{
-				argtypes[nargs] = wtype;
-				args[nargs++] = datumCopy(window_probe_eval(probe, r->end), typbyval, typlen);
-				appendStringInfo(&sql, " AND %s < $%d", wcol, nargs);
-			}
-			appendStringInfoChar(&sql, ')');
+			b->has_start = !r->from_beginning;
+			if (b->has_start)
+				b->start = datumCopy(window_probe_eval(probe, r->start), typbyval, typlen);
+			b->has_end = !r->unbounded;
+			if (b->has_end)
+				b->end = datumCopy(window_probe_eval(probe, r->end), typbyval, typlen);
+			bounds = lappend(bounds, b);
 		}
 		query->jointree->quals = make_and_qual(query->jointree->quals,
 											   ranges_qual(plan, ranges));
 	}
-	rc = SPI_execute_with_args(sql.data, nargs, argtypes, args, NULL, false, 0);
-	if (rc != SPI_OK_DELETE)
-		elog(ERROR, "flowpg could not delete from sink %s: %s", sink, SPI_result_code_string(rc));
-
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s (", sink);
-	for (int i = 0; i < plan->noutputs; i++)
-		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
-	appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q",
-					 has_update_at ? ", update_at" : "",
-					 has_update_at ? ", pg_catalog.now()" : "",
-					 pg_get_querydef(query, false));
-	rc = SPI_execute(sql.data, false, 0);
-	if (rc != SPI_OK_INSERT)
-		elog(ERROR, "flowpg could not write sink %s: %s", sink, SPI_result_code_string(rc));
-	sink_write_context_pop(&write_context);
-	return SPI_processed;
+	return sink_replace_windows(entry->sink_relid, plan, entry->flow_name, bounds, whole,
+								pg_get_querydef(query, false));
 }
 
 /* Drops the parts of the ranges older than the expiry cutoff. */

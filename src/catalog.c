@@ -175,6 +175,15 @@ catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes, Datum *arg
 }
 
 void
+catalog_execute_for_flow(const char *sql, int64 flow_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(flow_id)};
+
+	catalog_execute_privileged(sql, 1, types, values, NULL);
+}
+
+void
 catalog_lock_flow_name(const char *flow_name)
 {
 	LOCKTAG		tag;
@@ -530,13 +539,6 @@ catalog_delete(int64 flow_id)
 	if (SPI_execute_with_args("DELETE FROM flowpg.flow WHERE flow_id = $1",
 							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "deleting from flowpg.flow failed");
-	if (SPI_execute_with_args("DELETE FROM flowpg.dirty_log WHERE flow_id = $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args("DELETE FROM flowpg.flow_run WHERE flow_id = $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args("DELETE FROM flowpg.flow_error WHERE flow_id = $1",
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "deleting the state of flow " INT64_FORMAT " failed", flow_id);
 	catalog_end(&access);
 	catalog_changed();
 }

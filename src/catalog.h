@@ -60,6 +60,9 @@ extern bool catalog_own_ddl;
 extern void catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes,
 									   Datum *args, const char *nulls);
 
+/* The same for a statement whose one parameter $1 is a flow id. */
+extern void catalog_execute_for_flow(const char *sql, int64 flow_id);
+
 /*
  * Serializes DDL on one flow name (create, replace, drop) until the end of
  * the transaction; different names do not wait for each other.

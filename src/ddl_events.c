@@ -58,7 +58,8 @@
 #include "planner.h"
 #include "settings.h"
 #include "sink.h"
-#include "worker.h"
+#include "stats.h"
+#include "pool.h"
 
 PG_FUNCTION_INFO_V1(flowpg_on_sql_drop);
 PG_FUNCTION_INFO_V1(flowpg_on_ddl_command_end);
@@ -96,12 +97,20 @@ deps_drop(FlowEntry *entry)
 static void
 drop_flow_for(FlowEntry *entry, const char *why)
 {
-	ListCell   *lc;
-
 	ereport(NOTICE,
 			(errmsg("drop cascades to flow %s", entry->flow_name),
 			 errdetail("%s", why)));
+	ddl_remove_flow(entry);
+}
+
+void
+ddl_remove_flow(FlowEntry *entry)
+{
+	ListCell   *lc;
+
 	catalog_delete(entry->flow_id);
+	dirty_log_forget(entry->flow_id);
+	stats_forget(entry->flow_id);
 	deps_drop(entry);
 	foreach(lc, entry->source_relids)
 		capture_remove_if_unused(lfirst_oid(lc));

@@ -25,4 +25,7 @@ extern void deps_drop(FlowEntry *entry);
  */
 extern void ddl_before_utility(Node *stmt);
 
+/* Removes a flow: catalog row, dirty log, counters, views, triggers, guard. */
+extern void ddl_remove_flow(FlowEntry *entry);
+
 #endif							/* FLOWPG_DDL_EVENTS_H */

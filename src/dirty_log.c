@@ -39,7 +39,7 @@
 #include "catalog.h"
 #include "dirty_log.h"
 #include "queue.h"
-#include "worker.h"
+#include "pool.h"
 
 /* A flow's changes of this transaction. */
 typedef struct XactFlow
@@ -309,4 +309,10 @@ dirty_log_flows(void)
 	}
 	catalog_query_privileged_end();
 	return flows;
+}
+
+void
+dirty_log_forget(int64 flow_id)
+{
+	catalog_execute_for_flow("DELETE FROM flowpg.dirty_log WHERE flow_id = $1", flow_id);
 }

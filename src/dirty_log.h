@@ -45,6 +45,9 @@ extern void dirty_log_delete(List *entries);
 /* Deletes all the flow's entries visible now; *nrows gets their rows. */
 extern int	dirty_log_delete_all(int64 flow_id, int64 *nrows);
 
+/* Deletes every entry of a flow that is dropped. */
+extern void dirty_log_forget(int64 flow_id);
+
 /* The flows that have entries. */
 extern List *dirty_log_flows(void);
 

@@ -40,8 +40,9 @@
 #include "restore.h"
 #include "ddl_events.h"
 #include "stats.h"
-#include "worker.h"
+#include "pool.h"
 #include "flowpg.h"
+#include "guc.h"
 #include "planner.h"
 #include "settings.h"
 #include "sink.h"
@@ -299,7 +300,6 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 	char	   *flow_name = required_text_arg(fcinfo, 0, "flow_name");
 	bool		if_exists = bool_arg(fcinfo, 1, false);
 	FlowEntry  *entry;
-	ListCell   *lc;
 
 	catalog_lock_flow_name(flow_name);
 	entry = catalog_get_by_name(flow_name);
@@ -315,11 +315,7 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 	}
 	catalog_check_owner(entry);
 	lock_flow_preempting(entry->flow_id);	/* waits for a refresh in progress */
-	catalog_delete(entry->flow_id);
-	deps_drop(entry);
-	foreach(lc, entry->source_relids)
-		capture_remove_if_unused(lfirst_oid(lc));
-	sink_remove_guard(entry->sink_relid);
+	ddl_remove_flow(entry);
 	PG_RETURN_VOID();
 }
 

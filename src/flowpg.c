@@ -16,26 +16,19 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "commands/dbcommands.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
 
 #include "ddl_events.h"
 #include "flowpg.h"
+#include "guc.h"
+#include "pool.h"
 #include "shmem.h"
+#include "stream_state.h"
 #include "worker.h"
 
 PG_MODULE_MAGIC;
-
-bool		flowpg_enabled = true;
-int			flowpg_max_flows = 64;
-int			flowpg_max_flows_per_role = 0;
-int			flowpg_state_memory_kb = 64 * 1024;
-int			flowpg_queue_memory_kb = 16 * 1024;
-int			flowpg_flush_interval_ms = 100;
-int			flowpg_min_refresh_interval_ms = 5000;
-int			flowpg_query_timeout_ms = 10 * 60 * 1000;
-int			flowpg_slow_query_threshold_ms = 60 * 1000;
-int			flowpg_workers_per_database = 3;
 
 static bool loaded_at_startup = false;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
@@ -49,14 +42,22 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 					   ParamListInfo params, QueryEnvironment *queryEnv,
 					   DestReceiver *dest, QueryCompletion *qc)
 {
-	worker_before_utility(pstmt->utilityStmt);
-	ddl_before_utility(pstmt->utilityStmt);
+	Node	   *stmt = pstmt->utilityStmt;
+	Oid			dropped_db = InvalidOid;
+
+	worker_before_utility(stmt);
+	ddl_before_utility(stmt);
+	if (IsA(stmt, DropdbStmt))
+		dropped_db = get_database_oid(((DropdbStmt *) stmt)->dbname, true);
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
 								  params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	/* its files are gone: so are its flows' queues and state */
+	if (OidIsValid(dropped_db) && loaded_at_startup)
+		stream_forget_database(dropped_db);
 }
 
 void
@@ -71,96 +72,7 @@ _PG_init(void)
 		return;
 	loaded_at_startup = true;
 
-	DefineCustomBoolVariable("flowpg.enabled",
-							 "Runs flows; when off, changes are still captured but nothing is refreshed.",
-							 NULL,
-							 &flowpg_enabled,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.max_flows",
-							"Maximum number of flows in the server.",
-							NULL,
-							&flowpg_max_flows,
-							64, 1, 10000,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.max_flows_per_role",
-							"Maximum number of flows one role may own in a database (0: flowpg.max_flows).",
-							NULL,
-							&flowpg_max_flows_per_role,
-							0, 0, 10000,
-							PGC_SUSET,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.state_memory",
-							"Shared memory for the state of streaming flows.",
-							NULL,
-							&flowpg_state_memory_kb,
-							64 * 1024, 1024, INT_MAX / 2,
-							PGC_POSTMASTER,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.queue_memory",
-							"Shared memory for the input queues of streaming flows.",
-							NULL,
-							&flowpg_queue_memory_kb,
-							16 * 1024, 256, INT_MAX / 2,
-							PGC_POSTMASTER,
-							GUC_UNIT_KB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.flush_interval",
-							"Period of the streaming sink writes.",
-							NULL,
-							&flowpg_flush_interval_ms,
-							100, 1, 3600 * 1000,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.min_refresh_interval",
-							"Shortest period between two runs of a batching flow without eval_interval.",
-							NULL,
-							&flowpg_min_refresh_interval_ms,
-							5000, 0, INT_MAX,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.query_timeout",
-							"Statement timeout of one flow run.",
-							"0 disables the timeout.",
-							&flowpg_query_timeout_ms,
-							10 * 60 * 1000, 0, INT_MAX,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.slow_query_threshold",
-							"Flow runs longer than this are logged.",
-							"-1 disables the log.",
-							&flowpg_slow_query_threshold_ms,
-							60 * 1000, -1, INT_MAX,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("flowpg.workers_per_database",
-							"Most flowpg workers running the flows of one database at once.",
-							"One of them is always left to streaming rounds while the others run batching refreshes.",
-							&flowpg_workers_per_database,
-							3, 1, 16,
-							PGC_SIGHUP,
-							0,
-							NULL, NULL, NULL);
-
+	guc_define();
 	MarkGUCPrefixReserved("flowpg");
 
 	shmem_install_hooks();

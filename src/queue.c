@@ -35,9 +35,9 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "flowpg.h"
+#include "guc.h"
 #include "queue.h"
-#include "worker.h"
+#include "pool.h"
 
 #define BACKPRESSURE_WAIT_MS 50
 #define STALLED_WORKER_MS 500
@@ -444,18 +444,19 @@ queue_take_evict(int64 flow_id)
 	return evict;
 }
 
-dsa_pointer
-queue_forget(int64 flow_id)
+/*
+ * Frees a slot and its queue, if it still belongs to that flow of that
+ * database; returns its state for the caller to free.
+ */
+static dsa_pointer
+free_slot(FlowSlot *slot, Oid dboid, int64 flow_id)
 {
-	FlowSlot   *slot = find_slot(flow_id, false);
 	dsa_pointer dp = InvalidDsaPointer;
 	dsa_pointer state = InvalidDsaPointer;
 
-	if (slot == NULL)
-		return InvalidDsaPointer;
 	LWLockAcquire(&queue_shared->lock, LW_EXCLUSIVE);
 	SpinLockAcquire(&slot->mutex);
-	if (slot->flow_id == flow_id && slot->dboid == MyDatabaseId)
+	if (slot->in_use && slot->flow_id == flow_id && slot->dboid == dboid)
 	{
 		dp = slot->head;
 		state = slot->flow_state;
@@ -475,6 +476,49 @@ queue_forget(int64 flow_id)
 	}
 	ConditionVariableBroadcast(&queue_shared->flushed);
 	return state;
+}
+
+dsa_pointer
+queue_forget(int64 flow_id)
+{
+	FlowSlot   *slot = find_slot(flow_id, false);
+
+	if (slot == NULL)
+		return InvalidDsaPointer;
+	return free_slot(slot, MyDatabaseId, flow_id);
+}
+
+List *
+queue_forget_database(Oid dboid)
+{
+	List	   *states = NIL;
+
+	if (queue_shared == NULL)
+		return NIL;
+	attach_area();
+	for (int i = 0; i < queue_shared->nslots; i++)
+	{
+		FlowSlot   *slot = &queue_shared->slots[i];
+		int64		flow_id;
+		bool		ours;
+		dsa_pointer state;
+
+		SpinLockAcquire(&slot->mutex);
+		ours = slot->in_use && slot->dboid == dboid;
+		flow_id = slot->flow_id;
+		SpinLockRelease(&slot->mutex);
+		if (!ours)
+			continue;
+		state = free_slot(slot, dboid, flow_id);
+		if (DsaPointerIsValid(state))
+		{
+			dsa_pointer *copy = palloc(sizeof(dsa_pointer));
+
+			*copy = state;
+			states = lappend(states, copy);
+		}
+	}
+	return states;
 }
 
 List *

@@ -87,6 +87,9 @@ extern bool queue_take_evict(int64 flow_id);
 /* Frees the flow's slot and queue (the flow is gone); returns its state. */
 extern dsa_pointer queue_forget(int64 flow_id);
 
+/* The same for every flow of a dropped database (dsa_pointer * list). */
+extern List *queue_forget_database(Oid dboid);
+
 /* The flows with a slot in this database. */
 extern List *queue_flows(void);
 

@@ -45,7 +45,7 @@
 #include "settings.h"
 #include "sink.h"
 #include "subxact.h"
-#include "worker.h"
+#include "pool.h"
 
 PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
 

@@ -36,10 +36,10 @@
 #include "storage/shmem.h"
 #include "utils/memutils.h"
 
-#include "flowpg.h"
+#include "guc.h"
 #include "queue.h"
 #include "shmem.h"
-#include "worker.h"
+#include "pool.h"
 
 typedef struct StateShared
 {

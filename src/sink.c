@@ -9,6 +9,10 @@
  * existing sink is checked column by column, by name.  The DDL runs as the
  * calling user, who then owns the sink, and takes every identifier quoted.
  *
+ * The batching refresh replaces the rows of the windows it recomputes
+ * (sink_replace_windows): a DELETE by window range, which the unique index
+ * serves (the window column first), and an INSERT of the flow's query.
+ *
  * The streaming engine writes a sink with one statement per flush: the
  * changed groups go in as one array per column, unnest()ed into an
  * INSERT ... ON CONFLICT (group key) DO UPDATE that skips rows whose values
@@ -714,4 +718,63 @@ sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
 		first = false;
 	}
 	run_sql(sql.data, nargs, argtypes, args, SPI_OK_DELETE);
+}
+
+uint64
+sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
+					 List *ranges, bool whole, const char *query)
+{
+	char	   *sink = qualified_relation_name(sink_relid);
+	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
+	StringInfoData sql;
+	Oid		   *argtypes = palloc(sizeof(Oid) * Max(list_length(ranges) * 2, 1));
+	Datum	   *args = palloc(sizeof(Datum) * Max(list_length(ranges) * 2, 1));
+	int			nargs = 0;
+	SinkWriteContext write_context;
+	ListCell   *lc;
+
+	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s", sink);
+	if (!whole)
+	{
+		const char *wcol = quote_identifier(plan->outputs[plan->window_output].name);
+		Oid			wtype = plan->outputs[plan->window_output].type;
+
+		appendStringInfoString(&sql, " WHERE ");
+		foreach(lc, ranges)
+		{
+			SinkWindowRange *r = lfirst(lc);
+
+			if (foreach_current_index(lc) > 0)
+				appendStringInfoString(&sql, " OR ");
+			appendStringInfoString(&sql, "(true");
+			if (r->has_start)
+			{
+				argtypes[nargs] = wtype;
+				args[nargs++] = r->start;
+				appendStringInfo(&sql, " AND %s >= $%d", wcol, nargs);
+			}
+			if (r->has_end)
+			{
+				argtypes[nargs] = wtype;
+				args[nargs++] = r->end;
+				appendStringInfo(&sql, " AND %s < $%d", wcol, nargs);
+			}
+			appendStringInfoChar(&sql, ')');
+		}
+	}
+	run_sql(sql.data, nargs, argtypes, args, SPI_OK_DELETE);
+
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (", sink);
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q",
+					 has_update_at ? ", update_at" : "",
+					 has_update_at ? ", pg_catalog.now()" : "",
+					 query);
+	run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
+	sink_write_context_pop(&write_context);
+	return SPI_processed;
 }

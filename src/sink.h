@@ -86,4 +86,21 @@ extern void sink_upsert(Oid sink_relid, FlowPlan *plan, SinkRows *rows);
 extern void sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows);
 extern void sink_append(Oid sink_relid, FlowPlan *plan, SinkRows *rows);
 
+/* A range of values of the sink's window column: [start, end). */
+typedef struct SinkWindowRange
+{
+	bool		has_start;
+	Datum		start;
+	bool		has_end;
+	Datum		end;
+} SinkWindowRange;
+
+/*
+ * The batching refresh: deletes the sink rows of the windows in ranges (all
+ * when whole) and inserts the rows of query (the flow's query restricted to
+ * them); returns the rows inserted.  As the current user, connected to SPI.
+ */
+extern uint64 sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
+								   List *ranges, bool whole, const char *query);
+
 #endif							/* FLOWPG_SINK_H */

@@ -22,10 +22,10 @@
 #include "utils/elog.h"
 
 #include "catalog.h"
-#include "flowpg.h"
+#include "guc.h"
 #include "queue.h"
 #include "stats.h"
-#include "worker.h"
+#include "pool.h"
 
 /* How many errors are kept per flow. */
 #define ERRORS_KEPT 20
@@ -239,4 +239,58 @@ flowpg_flow_state(PG_FUNCTION_ARGS)
 	else
 		nulls[1] = true;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+void
+stats_forget(int64 flow_id)
+{
+	catalog_execute_for_flow("DELETE FROM flowpg.flow_run WHERE flow_id = $1", flow_id);
+	catalog_execute_for_flow("DELETE FROM flowpg.flow_error WHERE flow_id = $1", flow_id);
+}
+
+bool
+stats_ever_ran(int64 flow_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(flow_id)};
+	bool		ran;
+
+	catalog_query_privileged("SELECT 1 FROM flowpg.flow_run WHERE flow_id = $1 "
+							 "AND last_run_at IS NOT NULL", 1, types, values, NULL);
+	ran = SPI_processed > 0;
+	catalog_query_privileged_end();
+	return ran;
+}
+
+List *
+stats_schedule(void)
+{
+	List	   *flows = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+
+	catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
+							 "f.state = 'restoring' "
+							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
+							 0, NULL, NULL, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(caller);
+		FlowSchedule *f = palloc(sizeof(FlowSchedule));
+		bool		isnull;
+		bool		next_null;
+
+		MemoryContextSwitchTo(old);
+		f->flow_id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+		f->next_run_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 2, &next_null));
+		f->has_next_run = !next_null;
+		f->batching = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+		f->restoring = DatumGetBool(SPI_getbinval(tuple, desc, 4, &isnull));
+		old = MemoryContextSwitchTo(caller);
+		flows = lappend(flows, f);
+		MemoryContextSwitchTo(old);
+	}
+	catalog_query_privileged_end();
+	return flows;
 }

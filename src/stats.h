@@ -26,4 +26,22 @@ extern int	stats_record_failure(int64 flow_id, ErrorData *edata,
 
 extern void stats_set_next_run(int64 flow_id, TimestampTz next_run);
 
+/* Deletes the counters and errors of a flow that is dropped. */
+extern void stats_forget(int64 flow_id);
+
+/* Has the flow ever completed a run (so its sink was written)? */
+extern bool stats_ever_ran(int64 flow_id);
+
+/* Every flow with its mode and next due run, for the workers' schedule. */
+typedef struct FlowSchedule
+{
+	int64		flow_id;
+	bool		batching;
+	bool		restoring;
+	bool		has_next_run;
+	TimestampTz next_run_at;
+} FlowSchedule;
+
+extern List *stats_schedule(void);
+
 #endif							/* FLOWPG_STATS_H */

@@ -38,7 +38,7 @@
 #include "utils/tuplestore.h"
 
 #include "dirty_log.h"
-#include "flowpg.h"
+#include "guc.h"
 #include "operator.h"
 #include "queue.h"
 #include "settings.h"
@@ -46,7 +46,7 @@
 #include "stream_capture.h"
 #include "subxact.h"
 #include "window.h"
-#include "worker.h"
+#include "pool.h"
 
 /* A compiled graph of this backend, and column maps of the tables it reads. */
 typedef struct GraphCacheEntry

@@ -16,6 +16,9 @@
  */
 #include "postgres.h"
 
+#include "utils/lsyscache.h"
+
+#include "dirty_log.h"
 #include "stream_flow.h"
 #include "window.h"
 
@@ -48,6 +51,63 @@ below_floor(StoredGroup *group, void *arg)
 	return (group->flags & STORED_WNULL) || group->window < *(int64 *) arg;
 }
 
+/* A time ordinal as its column's type prints it. */
+static char *
+time_text(StreamFlow *flow, int64 ordinal)
+{
+	Oid			output;
+	bool		varlena;
+
+	getTypeOutputInfo(flow->graph->time_type, &output, &varlena);
+	return OidOutputFunctionCall(output, window_ordinal_to_datum(flow->graph->time_type, ordinal));
+}
+
+/*
+ * Changed groups the sink does not have yet, about to be given up: their
+ * windows go to the dirty log, recomputed in this round.
+ */
+static void
+log_changed_below(StreamFlow *flow, int64 floor_window)
+{
+	ListCell   *lc;
+	bool		whole = false;
+	int64		lo = PG_INT64_MAX;
+	int64		hi = PG_INT64_MIN;
+
+	foreach(lc, store_changed_list(flow->store))
+	{
+		StoredGroup *group = lfirst(lc);
+
+		if (!below_floor(group, &floor_window))
+			continue;
+		if ((group->flags & STORED_WNULL) || group->time_lo > group->time_hi)
+			whole = true;
+		lo = Min(lo, group->time_lo);
+		hi = Max(hi, group->time_hi);
+	}
+	if (!whole && lo > hi)
+		return;
+	dirty_log_append(flow->flow_id, whole, whole ? 0 : lo, whole ? 0 : hi, 0);
+	flow->sh->fallback_logged = true;
+}
+
+/* No window to give up by: the whole state goes, the flow is recomputed. */
+static void
+give_up_all(StreamFlow *flow)
+{
+	if (store_has_changed(flow->store))
+	{
+		dirty_log_append(flow->flow_id, true, 0, 0, 0);
+		flow->sh->fallback_logged = true;
+	}
+	flow_state_drop_store(flow);
+	flow->sh->degraded = true;
+	ereport(LOG,
+			(errmsg("flowpg: flow \"%s\" gives up its state for memory",
+					flow->entry->flow_name),
+			 errdetail("flowpg.state_memory is exceeded; the flow is recomputed from the source from now on.")));
+}
+
 static int
 compare_int64(const void *a, const void *b)
 {
@@ -78,8 +138,7 @@ evict_for_memory(StreamFlow *flow)
 		return;
 	if (graph->window_key < 0 || flow->probe == NULL)
 	{
-		flow_state_drop_store(flow);
-		sh->degraded = true;
+		give_up_all(flow);
 		return;
 	}
 	windows = palloc(sizeof(int64) * Max(store_groups(flow->store), 1));
@@ -104,8 +163,7 @@ evict_for_memory(StreamFlow *flow)
 	window_bounds(flow->probe, times[median], &start, &end, &unbounded);
 	if (unbounded)
 	{
-		flow_state_drop_store(flow);
-		sh->degraded = true;
+		give_up_all(flow);
 		return;
 	}
 	if (!sh->has_watermark || end > sh->watermark_time)
@@ -114,6 +172,12 @@ evict_for_memory(StreamFlow *flow)
 		sh->watermark_time = end;
 		sh->watermark_window = window_of_time(flow, end);
 	}
+	ereport(LOG,
+			(errmsg("flowpg: flow \"%s\" gives up the state of its older windows for memory",
+					flow->entry->flow_name),
+			 errdetail("flowpg.state_memory is exceeded; changes to windows before %s are recomputed from the source.",
+					   time_text(flow, sh->watermark_time))));
+	log_changed_below(flow, sh->watermark_window);
 	store_delete_where(flow->store, below_floor, &sh->watermark_window);
 }
 

@@ -30,6 +30,7 @@
 #include "utils/snapmgr.h"
 
 #include "catalog.h"
+#include "stats.h"
 #include "stream_flow.h"
 
 #define SOURCE_FETCH_ROWS 10000
@@ -272,17 +273,8 @@ after_recompute(void *arg, FlowPlan *plan, WindowProbe *probe, List *ranges, boo
 static bool
 sink_was_filled(StreamFlow *flow)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(flow->flow_id)};
-	bool		filled;
-
-	if (strstr(flow->entry->options, "\"backfill\": true") != NULL)
-		return true;
-	catalog_query_privileged("SELECT 1 FROM flowpg.flow_run WHERE flow_id = $1 "
-							 "AND last_run_at IS NOT NULL", 1, argtypes, args, NULL);
-	filled = SPI_processed > 0;
-	catalog_query_privileged_end();
-	return filled;
+	return strstr(flow->entry->options, "\"backfill\": true") != NULL ||
+		stats_ever_ran(flow->flow_id);
 }
 
 /* First round of a flow, or after its state was lost: the state from the source. */

@@ -41,13 +41,13 @@
 
 #include "catalog.h"
 #include "dirty_log.h"
-#include "flowpg.h"
+#include "guc.h"
 #include "settings.h"
 #include "shmem.h"
 #include "stats.h"
 #include "stream_flow.h"
 #include "stream_state.h"
-#include "worker.h"
+#include "pool.h"
 
 #define FLOW_SHARED_MAGIC 0x73747266
 #define STATS_RECORD_USECS (1000 * 1000)
@@ -226,6 +226,19 @@ close_flow(StreamFlow *flow)
 	flow->pending = NIL;
 }
 
+/* Frees a flow's shared part and its groups. */
+static void
+free_shared_part(dsa_pointer state)
+{
+	dsa_area   *area = shmem_state_area();
+	FlowShared *sh = dsa_get_address(area, state);
+
+	if (DsaPointerIsValid(sh->store))
+		store_destroy(sh->store);
+	sh->magic = 0;
+	dsa_free(area, state);
+}
+
 /* A flow that is gone: its queue and state are freed by whoever claims it. */
 static void
 forget_flow(int64 flow_id)
@@ -236,15 +249,17 @@ forget_flow(int64 flow_id)
 		return;
 	state = queue_forget(flow_id);
 	if (DsaPointerIsValid(state))
-	{
-		dsa_area   *area = shmem_state_area();
-		FlowShared *sh = dsa_get_address(area, state);
-
-		if (DsaPointerIsValid(sh->store))
-			store_destroy(sh->store);
-		dsa_free(area, state);
-	}
+		free_shared_part(state);
 	worker_release();
+}
+
+void
+stream_forget_database(Oid dboid)
+{
+	ListCell   *lc;
+
+	foreach(lc, queue_forget_database(dboid))
+		free_shared_part(*(dsa_pointer *) lfirst(lc));
 }
 
 /*
@@ -771,33 +786,41 @@ run_one(StreamFlow *flow, int64 flush_request)
  * Does the flow need a round now?  *wake_ms gets when it may next need
  * one, if that is sooner.  Reads only shared memory.
  */
-static bool
+typedef enum RoundDue
+{
+	ROUND_NOT_DUE,
+	ROUND_CHECK,				/* only the periodic look at the dirty log */
+	ROUND_WORK
+} RoundDue;
+
+static RoundDue
 round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 {
 	FlowShared *sh = shared_part(flow->flow_id, false);
 	TimestampTz at;
 
 	if (sh == NULL)
-		return true;			/* never run: its first round */
+		return ROUND_WORK;		/* never run: its first round */
 	if (sh->busy_until > now || (sh->retry_at > now && flush_request == 0))
 	{
 		at = Max(sh->busy_until, flush_request ? 0 : sh->retry_at);
 		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
-		return false;
+		return ROUND_NOT_DUE;
 	}
 	if (flush_request != 0 || !sh->loaded || sh->touched || sh->evict_requested ||
-		queue_round_wanted(flow->flow_id) || now >= sh->next_dirty_check)
-		return true;
+		queue_round_wanted(flow->flow_id))
+		return ROUND_WORK;
 	if (DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store))
 	{
 		at = sh->last_flush + (int64) flowpg_flush_interval_ms * 1000;
 		if (at <= now)
-			return true;
+			return ROUND_WORK;
 		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
-		return false;
 	}
+	if (now >= sh->next_dirty_check)
+		return ROUND_CHECK;
 	*wake_ms = Min(*wake_ms, Max((sh->next_dirty_check - now) / 1000, 1));
-	return false;
+	return ROUND_NOT_DUE;
 }
 
 long
@@ -817,13 +840,18 @@ stream_run(bool *worked)
 		StreamFlow *flow = lfirst(lc);
 		int64		flush_request = queue_flush_requested(flow->flow_id);
 
+		RoundDue	due;
+
 		CHECK_FOR_INTERRUPTS();
 		now = GetCurrentTimestamp();
-		if (!round_due(flow, now, flush_request, &wait_ms))
+		due = round_due(flow, now, flush_request, &wait_ms);
+		if (due == ROUND_NOT_DUE)
 			continue;
 		if (!worker_claim(flow->flow_id, false))
 			continue;			/* another worker runs it */
-		*worked = true;
+		/* a periodic look does not keep an extra worker from leaving */
+		if (due == ROUND_WORK)
+			*worked = true;
 		PG_TRY();
 		{
 			run_one(flow, flush_request);

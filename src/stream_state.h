@@ -16,4 +16,7 @@
  */
 extern long stream_run(bool *worked);
 
+/* After DROP DATABASE: the queues and state of its flows are freed. */
+extern void stream_forget_database(Oid dboid);
+
 #endif							/* FLOWPG_STREAM_STATE_H */

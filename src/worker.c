@@ -58,19 +58,18 @@
 #include "batch.h"
 #include "catalog.h"
 #include "dirty_log.h"
-#include "flowpg.h"
+#include "guc.h"
 #include "stats.h"
 #include "queue.h"
 #include "restore.h"
 #include "stream_state.h"
 #include "subxact.h"
+#include "pool.h"
 #include "worker.h"
 
 PGDLLEXPORT void flowpg_launcher_main(Datum main_arg);
 PGDLLEXPORT void flowpg_worker_main(Datum main_arg);
 
-#define MAX_DATABASES 256
-#define MAX_POOL 16				/* flowpg.workers_per_database at most */
 #define LAUNCHER_NAP_MS 10000
 #define IDLE_REPROBE_USECS (300 * USECS_PER_SEC)
 #define WORKER_POLL_MS 1000
@@ -134,129 +133,6 @@ busy_until(int64 flow_id)
 	return 0;
 }
 
-/* One worker of a database's pool. */
-typedef struct PoolWorker
-{
-	pid_t		pid;			/* 0: a free place */
-	Latch	   *latch;
-	int64		claimed;		/* the flow it runs now, 0 none */
-	bool		batching;		/* the claim is a batching run */
-	TimestampTz claimed_at;
-	int64		preempted;		/* worker_preempt canceled this flow's run */
-} PoolWorker;
-
-typedef struct DatabaseSlot
-{
-	Oid			dboid;
-	bool		wanted;			/* create_flow asked for a worker */
-	bool		grow;			/* work waits for a busy pool: it may grow */
-	bool		shrink;			/* another database needs a slot: an idle worker leaves */
-	TimestampTz idle_since;		/* its workers left: no flowpg or no flows */
-	TimestampTz paused_until;	/* DROP/ALTER DATABASE needs it gone */
-	TimestampTz no_worker_since;	/* its worker could not be started */
-	PoolWorker	pool[MAX_POOL];
-} DatabaseSlot;
-
-typedef struct FlowpgShared
-{
-	slock_t		mutex;
-	Latch	   *launcher_latch;
-	TimestampTz start_failed_at;	/* the launcher's last failed start, any database */
-	TimestampTz started_at;		/* and its last successful one */
-	int			nslots;
-	DatabaseSlot slots[MAX_DATABASES];
-} FlowpgShared;
-
-static FlowpgShared *shared = NULL;
-static DatabaseSlot *database_slot(Oid dboid, bool create);
-static PoolWorker *my_place = NULL; /* this worker's place in its pool */
-static DatabaseSlot *my_slot = NULL;
-
-#define DATABASE_DDL_PAUSE_USECS (30 * USECS_PER_SEC)
-
-/*
- * DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ... TEMPLATE
- * refuse to run while another session is connected to the database: the
- * workers step aside (and stay away for a while) so that they work.
- */
-static void
-pause_worker_of(const char *dbname)
-{
-	Oid			dboid = get_database_oid(dbname, true);
-	DatabaseSlot *slot;
-	pid_t		pids[MAX_POOL];
-	int			npids = 0;
-
-	if (!OidIsValid(dboid) || shared == NULL)
-		return;
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, false);
-	if (slot)
-	{
-		slot->paused_until = GetCurrentTimestamp() + DATABASE_DDL_PAUSE_USECS;
-		for (int i = 0; i < MAX_POOL; i++)
-			if (slot->pool[i].pid != 0)
-				pids[npids++] = slot->pool[i].pid;
-	}
-	SpinLockRelease(&shared->mutex);
-	for (int p = 0; p < npids; p++)
-		(void) kill(pids[p], SIGTERM);
-	/* wait (at most 5 s) until they are gone */
-	for (int i = 0; i < 500 && npids > 0; i++)
-	{
-		bool		gone = true;
-
-		for (int p = 0; p < npids; p++)
-			if (kill(pids[p], 0) == 0)
-				gone = false;
-		if (gone)
-			break;
-		pg_usleep(10000L);
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-void
-worker_before_utility(Node *stmt)
-{
-	if (IsA(stmt, DropdbStmt))
-		pause_worker_of(((DropdbStmt *) stmt)->dbname);
-	else if (IsA(stmt, RenameStmt) && ((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
-		pause_worker_of(((RenameStmt *) stmt)->subname);
-	else if (IsA(stmt, CreatedbStmt))
-	{
-		ListCell   *lc;
-
-		foreach(lc, ((CreatedbStmt *) stmt)->options)
-		{
-			DefElem    *opt = lfirst_node(DefElem, lc);
-
-			if (strcmp(opt->defname, "template") == 0 && opt->arg)
-				pause_worker_of(defGetString(opt));
-		}
-	}
-}
-
-void
-worker_shmem_request(void)
-{
-	RequestAddinShmemSpace(MAXALIGN(sizeof(FlowpgShared)));
-}
-
-/* Called in the postmaster with AddinShmemInitLock held. */
-void
-worker_shmem_startup(void)
-{
-	bool		found;
-
-	shared = ShmemInitStruct("flowpg", sizeof(FlowpgShared), &found);
-	if (!found)
-	{
-		memset(shared, 0, sizeof(FlowpgShared));
-		SpinLockInit(&shared->mutex);
-	}
-}
-
 void
 worker_register(void)
 {
@@ -271,455 +147,6 @@ worker_register(void)
 	snprintf(worker.bgw_name, BGW_MAXLEN, "flowpg launcher");
 	snprintf(worker.bgw_type, BGW_MAXLEN, "flowpg launcher");
 	RegisterBackgroundWorker(&worker);
-}
-
-/* The slot of a database; the caller holds the mutex. */
-static DatabaseSlot *
-database_slot(Oid dboid, bool create)
-{
-	DatabaseSlot *slot;
-
-	for (int i = 0; i < shared->nslots; i++)
-		if (shared->slots[i].dboid == dboid)
-			return &shared->slots[i];
-	if (!create || shared->nslots == MAX_DATABASES)
-		return NULL;
-	slot = &shared->slots[shared->nslots++];
-	memset(slot, 0, sizeof(DatabaseSlot));
-	slot->dboid = dboid;
-	return slot;
-}
-
-static int
-pool_alive(DatabaseSlot *slot)
-{
-	int			n = 0;
-
-	for (int i = 0; i < MAX_POOL; i++)
-		n += slot->pool[i].pid != 0;
-	return n;
-}
-
-static bool request_at_commit = false;
-static bool xact_callback_registered = false;
-
-static void send_request(Oid dboid);
-
-/*
- * A worker started before the flow commits would find no flow and leave:
- * the request goes out when the transaction commits.
- */
-static void
-request_xact_callback(XactEvent event, void *arg)
-{
-	if (!request_at_commit)
-		return;
-	if (event == XACT_EVENT_COMMIT)
-		send_request(MyDatabaseId);
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
-		request_at_commit = false;
-}
-
-void
-worker_request(Oid dboid)
-{
-	Assert(dboid == MyDatabaseId);
-	if (!xact_callback_registered)
-	{
-		RegisterXactCallback(request_xact_callback, NULL);
-		xact_callback_registered = true;
-	}
-	request_at_commit = true;
-}
-
-static void
-send_request(Oid dboid)
-{
-	Latch	   *latch;
-	DatabaseSlot *slot;
-
-	if (shared == NULL)
-		return;
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, true);
-	if (slot)
-		slot->wanted = true;
-	latch = shared->launcher_latch;
-	SpinLockRelease(&shared->mutex);
-	if (latch)
-		SetLatch(latch);
-}
-
-static void
-mark_idle(Oid dboid)
-{
-	DatabaseSlot *slot;
-
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, true);
-	if (slot && !slot->wanted)
-		slot->idle_since = GetCurrentTimestamp();
-	SpinLockRelease(&shared->mutex);
-}
-
-/* Takes a place in the database's pool; false when it is full. */
-static bool
-pool_join(Oid dboid)
-{
-	SpinLockAcquire(&shared->mutex);
-	my_slot = database_slot(dboid, true);
-	for (int i = 0; my_slot && i < MAX_POOL && my_place == NULL; i++)
-		if (my_slot->pool[i].pid == 0)
-		{
-			my_place = &my_slot->pool[i];
-			my_place->pid = MyProcPid;
-			my_place->latch = MyLatch;
-			my_place->claimed = 0;
-			my_place->batching = false;
-			my_slot->no_worker_since = 0;
-		}
-	SpinLockRelease(&shared->mutex);
-	return my_place != NULL;
-}
-
-/* At exit: the place and its claim are free again. */
-static void
-pool_leave(int code, Datum arg)
-{
-	if (my_place == NULL)
-		return;
-	SpinLockAcquire(&shared->mutex);
-	my_place->pid = 0;
-	my_place->latch = NULL;
-	my_place->claimed = 0;
-	my_place->batching = false;
-	SpinLockRelease(&shared->mutex);
-	my_place = NULL;
-}
-
-/*
- * An idle worker leaves, while another stays for the database: after a
- * while without work, or at once when another database needs the slot.
- */
-static bool
-pool_may_shrink(bool idle_long)
-{
-	bool		leave;
-
-	SpinLockAcquire(&shared->mutex);
-	leave = pool_alive(my_slot) > 1 && (idle_long || my_slot->shrink);
-	if (leave)
-	{
-		my_slot->shrink = false;
-		my_place->pid = 0;		/* counted out now: two cannot both leave */
-	}
-	SpinLockRelease(&shared->mutex);
-	return leave;
-}
-
-static int	claim_timeout_id = -1;
-
-/*
- * A batching run that takes longer than a flush interval while no other
- * worker is idle: the launcher may add one (signal handler: only a flag
- * and a latch).
- */
-static void
-claim_timeout_handler(void)
-{
-	Latch	   *latch;
-
-	if (my_slot == NULL)
-		return;
-	my_slot->grow = true;
-	latch = shared->launcher_latch;
-	if (latch)
-		SetLatch(latch);
-}
-
-bool
-worker_claim(int64 flow_id, bool batching)
-{
-	bool		granted = true;
-	int			alive = 0;
-	int			in_batching = 0;
-	int			idle = 0;
-	bool		reserved = false;
-	bool		grow;
-
-	Assert(my_place != NULL && my_place->claimed == 0);
-	SpinLockAcquire(&shared->mutex);
-	for (int i = 0; i < MAX_POOL; i++)
-	{
-		PoolWorker *w = &my_slot->pool[i];
-
-		if (w->pid == 0 || w == my_place)
-			continue;
-		alive++;
-		if (w->claimed == flow_id)
-			granted = false;
-		if (w->claimed != 0 && w->batching)
-			in_batching++;
-		if (w->claimed == 0)
-			idle++;
-	}
-
-	/*
-	 * The reserve: batching runs may occupy every worker of the pool but
-	 * one, which streaming rounds keep -- unless this worker is alone.
-	 */
-	if (granted && batching && alive > 0 && in_batching >= alive)
-	{
-		granted = false;
-		reserved = true;
-	}
-	if (granted)
-	{
-		my_place->claimed = flow_id;
-		my_place->batching = batching;
-		my_place->claimed_at = GetCurrentTimestamp();
-	}
-	grow = reserved;
-	if (grow)
-		my_slot->grow = true;
-	SpinLockRelease(&shared->mutex);
-	if (grow && shared->launcher_latch)
-		SetLatch(shared->launcher_latch);
-	/* a batching run that lasts: other flows may be due meanwhile */
-	if (granted && batching && idle == 0)
-		enable_timeout_after(claim_timeout_id, Max(flowpg_flush_interval_ms, 100));
-	return granted;
-}
-
-void
-worker_release(void)
-{
-	disable_timeout(claim_timeout_id, false);
-	SpinLockAcquire(&shared->mutex);
-	my_place->claimed = 0;
-	my_place->batching = false;
-	my_place->preempted = 0;
-	SpinLockRelease(&shared->mutex);
-	/* a cancel meant for the run that just ended (worker_preempt) */
-	QueryCancelPending = false;
-}
-
-bool
-worker_was_preempted(void)
-{
-	bool		preempted;
-
-	SpinLockAcquire(&shared->mutex);
-	preempted = my_place->preempted != 0 && my_place->preempted == my_place->claimed;
-	SpinLockRelease(&shared->mutex);
-	return preempted;
-}
-
-bool
-worker_preempt(int64 flow_id)
-{
-	DatabaseSlot *slot;
-	pid_t		pid = 0;
-
-	if (shared == NULL)
-		return false;
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(MyDatabaseId, false);
-	for (int i = 0; slot && i < MAX_POOL && pid == 0; i++)
-		if (slot->pool[i].pid != 0 && slot->pool[i].claimed == flow_id)
-		{
-			pid = slot->pool[i].pid;
-			slot->pool[i].preempted = flow_id;
-		}
-	SpinLockRelease(&shared->mutex);
-	/* a round's cancel is a busy flow to it: its state is repaired next time */
-	if (pid != 0)
-		(void) kill(pid, SIGINT);
-	return pid != 0;
-}
-
-/*
- * The launcher: whether a worker for the database could be registered.  A
- * database left without any worker takes a slot from the largest pool
- * (its next idle worker leaves).
- */
-static void
-note_start(Oid dboid, bool started)
-{
-	DatabaseSlot *slot;
-	TimestampTz now = GetCurrentTimestamp();
-
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, true);
-	if (started)
-		shared->started_at = now;
-	else
-		shared->start_failed_at = now;
-	if (slot && !started && pool_alive(slot) == 0)
-	{
-		DatabaseSlot *largest = NULL;
-
-		if (slot->no_worker_since == 0)
-			slot->no_worker_since = now;
-		for (int i = 0; i < shared->nslots; i++)
-			if (pool_alive(&shared->slots[i]) > 1 &&
-				(largest == NULL || pool_alive(&shared->slots[i]) > pool_alive(largest)))
-				largest = &shared->slots[i];
-		if (largest)
-			largest->shrink = true;
-	}
-	SpinLockRelease(&shared->mutex);
-}
-
-WorkerStatus
-worker_status(Oid dboid, TimestampTz *since, pid_t *pid)
-{
-	DatabaseSlot *slot;
-	WorkerStatus status = WORKER_STARTING;
-
-	*since = 0;
-	*pid = 0;
-	if (shared == NULL)
-		return WORKER_NOT_PRELOADED;
-	if (!flowpg_enabled)
-		return WORKER_DISABLED;
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, false);
-	for (int i = 0; slot && i < MAX_POOL && *pid == 0; i++)
-		*pid = slot->pool[i].pid;
-	if (*pid != 0)
-		status = WORKER_RUNNING;
-	else if (slot && slot->no_worker_since != 0)
-	{
-		status = WORKER_NONE;
-		*since = slot->no_worker_since;
-	}
-	else if (shared->start_failed_at > shared->started_at)
-	{
-		/* not tried for this database yet, but the last start failed */
-		status = WORKER_NONE;
-		*since = shared->start_failed_at;
-	}
-	SpinLockRelease(&shared->mutex);
-	return status;
-}
-
-/*
- * Wakes one idle worker of the database (any one will do).  When none is
- * idle and one has been busy for longer than a flush interval, the work
- * that woke us would wait: the pool may grow.
- */
-void
-worker_wake(Oid dboid)
-{
-	DatabaseSlot *slot;
-	Latch	   *latch = NULL;
-	bool		grow = false;
-	TimestampTz busy_since = GetCurrentTimestamp() - (int64) flowpg_flush_interval_ms * 1000;
-
-	if (shared == NULL)
-		return;
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, false);
-	for (int i = 0; slot && i < MAX_POOL; i++)
-	{
-		PoolWorker *w = &slot->pool[i];
-
-		if (w->pid == 0)
-			continue;
-		if (w->claimed == 0)
-		{
-			latch = w->latch;
-			grow = false;
-			break;
-		}
-		if (latch == NULL)
-			latch = w->latch;
-		if (w->claimed_at < busy_since)
-			grow = true;
-	}
-	if (grow && !slot->grow)
-		slot->grow = true;
-	else
-		grow = false;
-	SpinLockRelease(&shared->mutex);
-	if (latch)
-		SetLatch(latch);
-	if (grow && shared->launcher_latch)
-		SetLatch(shared->launcher_latch);
-}
-
-bool
-worker_running(Oid dboid)
-{
-	TimestampTz since;
-	pid_t		pid;
-
-	return worker_status(dboid, &since, &pid) == WORKER_RUNNING;
-}
-
-bool
-worker_blocked_by_me(Oid dboid)
-{
-	DatabaseSlot *slot;
-	pid_t		pids[MAX_POOL];
-	int			npids = 0;
-
-	if (shared == NULL)
-		return false;
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, false);
-	for (int i = 0; slot && i < MAX_POOL; i++)
-		if (slot->pool[i].pid != 0)
-			pids[npids++] = slot->pool[i].pid;
-	SpinLockRelease(&shared->mutex);
-	for (int p = 0; p < npids; p++)
-	{
-		ArrayType  *blockers;
-		Datum	   *items;
-		int			nitems;
-
-		blockers = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(pids[p])));
-		deconstruct_array(blockers, INT4OID, sizeof(int32), true, TYPALIGN_INT,
-						  &items, NULL, &nitems);
-		for (int i = 0; i < nitems; i++)
-			if (DatumGetInt32(items[i]) == MyProcPid)
-				return true;
-	}
-	return false;
-}
-
-/* Should the launcher start a worker for this database now? */
-static bool
-database_needs_worker(Oid dboid, TimestampTz now, int running)
-{
-	DatabaseSlot *slot;
-	bool		start;
-
-	SpinLockAcquire(&shared->mutex);
-	slot = database_slot(dboid, true);
-	if (slot)
-		running = Max(running, pool_alive(slot));
-	if (running > 0)
-	{
-		/* a busy pool grows, one worker at a time */
-		start = slot != NULL && slot->grow && running < flowpg_workers_per_database;
-		if (slot)
-			slot->grow = false;
-	}
-	else
-		start = slot == NULL || slot->wanted || slot->idle_since == 0 ||
-			now - slot->idle_since >= IDLE_REPROBE_USECS;
-	if (slot && slot->paused_until > now)
-		start = false;
-	if (slot && start && running == 0)
-	{
-		slot->wanted = false;
-		slot->idle_since = 0;
-	}
-	SpinLockRelease(&shared->mutex);
-	return start;
 }
 
 static List *
@@ -776,17 +203,17 @@ start_worker(Oid dboid, bool first)
 						   max_worker_processes),
 				 errhint("Raise max_worker_processes (see flowpg's README for its sizing); "
 						 "flowpg retries whenever a slot frees.")));
-		note_start(dboid, false);
+		pool_note_start(dboid, false);
 		return NULL;
 	}
-	note_start(dboid, true);
+	pool_note_start(dboid, true);
 	return handle;
 }
 
 typedef struct RunningWorkers
 {
 	Oid			dboid;
-	BackgroundWorkerHandle *handles[MAX_POOL];
+	BackgroundWorkerHandle *handles[POOL_MAX];
 } RunningWorkers;
 
 /* Workers of the database still running (forgetting those that stopped). */
@@ -795,7 +222,7 @@ count_running(RunningWorkers *rw)
 {
 	int			n = 0;
 
-	for (int i = 0; i < MAX_POOL; i++)
+	for (int i = 0; i < POOL_MAX; i++)
 	{
 		pid_t		pid;
 
@@ -824,9 +251,7 @@ flowpg_launcher_main(Datum main_arg)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("flowpg launcher");
 
-	SpinLockAcquire(&shared->mutex);
-	shared->launcher_latch = MyLatch;
-	SpinLockRelease(&shared->mutex);
+	pool_set_launcher(MyLatch);
 
 	ctl.keysize = sizeof(Oid);
 	ctl.entrysize = sizeof(RunningWorkers);
@@ -856,9 +281,9 @@ flowpg_launcher_main(Datum main_arg)
 			if (!found)
 				memset(rw->handles, 0, sizeof(rw->handles));
 			running = count_running(rw);
-			if (running < MAX_POOL && database_needs_worker(dboid, now, running))
+			if (running < POOL_MAX && pool_needs_worker(dboid, now, running))
 			{
-				for (int i = 0; i < MAX_POOL; i++)
+				for (int i = 0; i < POOL_MAX; i++)
 					if (rw->handles[i] == NULL)
 					{
 						rw->handles[i] = start_worker(dboid, running == 0);
@@ -1022,29 +447,25 @@ run_due_flows(long *wait_ms, bool *worked)
 	if (has_flows)
 	{
 		List	   *dirty = dirty_log_flows();
+		List	   *flows = stats_schedule();
+		ListCell   *lf;
 
-		/* streaming flows: their dirty log is stream_run's */
-		catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
-								 "f.state = 'restoring' "
-								 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
-								 0, NULL, NULL, NULL);
-		has_flows = SPI_processed > 0;
-		for (uint64 i = 0; i < SPI_processed; i++)
+		has_flows = flows != NIL;
+		foreach(lf, flows)
 		{
-			bool		isnull;
-			bool		next_null;
-			int64		flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			TimestampTz next = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &next_null));
-			bool		batching = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
-			bool		restoring = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4, &isnull));
+			FlowSchedule *f = lfirst(lf);
+			int64		flow_id = f->flow_id;
+			TimestampTz next = f->next_run_at;
+			bool		next_null = !f->has_next_run;
 			bool		pending = false;
 			ListCell   *lc2;
 
 			foreach(lc2, dirty)
 				pending |= *(int64 *) lfirst(lc2) == flow_id;
-			if (restoring)
+			/* streaming flows: their dirty log is stream_run's */
+			if (f->restoring)
 				next_null = true;	/* due (once a second), whatever its mode */
-			else if (!batching || !pending)
+			else if (!f->batching || !pending)
 				continue;
 			if (busy_until(flow_id) > now)
 			{
@@ -1062,7 +483,6 @@ run_due_flows(long *wait_ms, bool *worked)
 			else if (next < next_due)
 				next_due = next;
 		}
-		catalog_query_privileged_end();
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -1122,8 +542,6 @@ flowpg_worker_main(Datum main_arg)
 	pgstat_report_appname("flowpg worker");
 	if (!pool_join(dboid))
 		proc_exit(0);			/* the pool is full */
-	before_shmem_exit(pool_leave, (Datum) 0);
-	claim_timeout_id = RegisterTimeout(USER_TIMEOUT, claim_timeout_handler);
 	/* the refresh's exactness argument needs a new snapshot per statement */
 	SetConfigOption("default_transaction_isolation", "read committed",
 					PGC_SUSET, PGC_S_OVERRIDE);
@@ -1164,7 +582,7 @@ flowpg_worker_main(Datum main_arg)
 
 			if (!run_due_flows(&batching_wait, &worked))
 			{
-				mark_idle(dboid);
+				pool_mark_idle(dboid);
 				proc_exit(0);
 			}
 			next_batching = GetCurrentTimestamp() + (int64) batching_wait * 1000;

@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool.h
+ *	  The pool of flowpg workers of each database, in shared memory:
+ *	  claims, waking, status; what writers, sessions and workers ask of it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_POOL_H
+#define FLOWPG_POOL_H
+
+#include "datatype/timestamp.h"
+#include "nodes/nodes.h"
+#include "storage/latch.h"
+
+#define POOL_MAX 16				/* flowpg.workers_per_database at most */
+
+/* The pool's shared memory (called by shmem.c). */
+extern void worker_shmem_request(void);
+extern void worker_shmem_startup(void);
+
+/*
+ * Asks the launcher to make sure this database has a running worker, when
+ * the current transaction commits.
+ */
+extern void worker_request(Oid dboid);
+
+/* Wakes an idle worker of the database (new batches, a flush request). */
+extern void worker_wake(Oid dboid);
+
+/*
+ * Before DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ...
+ * TEMPLATE: the database's workers step aside, as they need it alone.
+ */
+extern void worker_before_utility(Node *stmt);
+
+/* Does the database have a running worker? */
+extern bool worker_running(Oid dboid);
+
+/* Whether a worker runs a database's flows, for flows and flow_stats. */
+typedef enum WorkerStatus
+{
+	WORKER_RUNNING,
+	WORKER_STARTING,			/* requested, not up yet */
+	WORKER_NONE,				/* no background worker slot was free */
+	WORKER_DISABLED,			/* flowpg.enabled = off */
+	WORKER_NOT_PRELOADED
+} WorkerStatus;
+
+/* *since: when it last could not be started; *pid: a worker's. */
+extern WorkerStatus worker_status(Oid dboid, TimestampTz *since, pid_t *pid);
+
+/* Is a worker of the database waiting for a lock this backend holds? */
+extern bool worker_blocked_by_me(Oid dboid);
+
+/*
+ * In a worker: claims a flow for this worker's next run of it.  False when
+ * another worker runs it -- or, for a batching run, when it would take the
+ * pool's last worker free for streaming rounds.
+ */
+extern bool worker_claim(int64 flow_id, bool batching);
+extern void worker_release(void);
+
+/*
+ * drop_flow and replacing a flow: the worker running the flow now (if any)
+ * abandons the run, so that they need not wait for it.
+ */
+extern bool worker_preempt(int64 flow_id);
+
+/* In a worker: was the run of its claimed flow canceled by worker_preempt? */
+extern bool worker_was_preempted(void);
+
+/* A worker's place in its database's pool: false when the pool is full. */
+extern bool pool_join(Oid dboid);
+
+/* An idle worker may leave (idle_long: for a while), another staying. */
+extern bool pool_may_shrink(bool idle_long);
+
+/* The database has no flows (or no flowpg): its workers left. */
+extern void pool_mark_idle(Oid dboid);
+
+/* The launcher. */
+extern void pool_set_launcher(Latch *latch);
+extern bool pool_needs_worker(Oid dboid, TimestampTz now, int running);
+extern void pool_note_start(Oid dboid, bool started);
+
+#endif							/* FLOWPG_POOL_H */
