@@ -161,6 +161,28 @@ store_attach(dsa_pointer dp, StreamGraph *graph, MemoryContext memory)
 	return store;
 }
 
+void
+store_detach(GroupStore *store)
+{
+	MemoryContextDelete(store->local);
+	pfree(store->eqfns);
+	pfree(store->keybuf.data);
+	pfree(store);
+}
+
+void
+store_counters_at(dsa_pointer dp, int64 *groups, int64 *bytes)
+{
+	StoreHeader *header;
+
+	*groups = *bytes = 0;
+	if (!DsaPointerIsValid(dp))
+		return;
+	header = dsa_get_address(shmem_state_area(), dp);
+	*groups = header->ngroups;
+	*bytes = header->bytes;
+}
+
 AggContext *
 store_agg_context(GroupStore *store)
 {
@@ -375,6 +397,11 @@ store_lookup(GroupStore *store, bool create)
 	}
 	hash = key_hash(store);
 	serialize_key(store);
+	if (store->keybuf.len > PG_UINT16_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a streaming flow's group key cannot exceed %d bytes", PG_UINT16_MAX),
+				 errhint("Use mode => 'batching' for flows that group by large values.")));
 	buckets = dsa_get_address(store->area, header->buckets);
 	for (dp = buckets[hash & (header->nbuckets - 1)]; DsaPointerIsValid(dp); dp = group->next)
 	{

@@ -48,6 +48,12 @@ extern dsa_pointer store_create(StreamGraph *graph);
 extern GroupStore *store_attach(dsa_pointer dp, StreamGraph *graph, MemoryContext memory);
 extern void store_destroy(dsa_pointer dp);
 
+/* Frees a handle (not the store). */
+extern void store_detach(GroupStore *store);
+
+/* A store's groups and bytes, from shared memory (0 when dp is invalid). */
+extern void store_counters_at(dsa_pointer dp, int64 *groups, int64 *bytes);
+
 /* Drops every group. */
 extern void store_clear(GroupStore *store);
 

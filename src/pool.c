@@ -43,7 +43,6 @@ typedef struct PoolWorker
 	int64		claimed;		/* the flow it runs now, 0 none */
 	bool		batching;		/* the claim is a batching run */
 	TimestampTz claimed_at;
-	int64		preempted;		/* worker_preempt canceled this flow's run */
 } PoolWorker;
 
 typedef struct DatabaseSlot
@@ -323,7 +322,11 @@ pool_may_shrink(bool idle_long)
 	if (leave)
 	{
 		my_slot->shrink = false;
-		my_place->pid = 0;		/* counted out now: two cannot both leave */
+		/* counted out now (two cannot both leave), and the place is free */
+		my_place->pid = 0;
+		my_place->latch = NULL;
+		my_place->claimed = 0;
+		my_place = NULL;
 	}
 	SpinLockRelease(&shared->mutex);
 	return leave;
@@ -390,21 +393,9 @@ worker_release(void)
 	SpinLockAcquire(&shared->mutex);
 	my_place->claimed = 0;
 	my_place->batching = false;
-	my_place->preempted = 0;
 	SpinLockRelease(&shared->mutex);
 	/* a cancel meant for the run that just ended (worker_preempt) */
 	QueryCancelPending = false;
-}
-
-bool
-worker_was_preempted(void)
-{
-	bool		preempted;
-
-	SpinLockAcquire(&shared->mutex);
-	preempted = my_place->preempted != 0 && my_place->preempted == my_place->claimed;
-	SpinLockRelease(&shared->mutex);
-	return preempted;
 }
 
 bool
@@ -419,12 +410,12 @@ worker_preempt(int64 flow_id)
 	slot = database_slot(MyDatabaseId, false);
 	for (int i = 0; slot && i < POOL_MAX && pid == 0; i++)
 		if (slot->pool[i].pid != 0 && slot->pool[i].claimed == flow_id)
-		{
 			pid = slot->pool[i].pid;
-			slot->pool[i].preempted = flow_id;
-		}
 	SpinLockRelease(&shared->mutex);
-	/* a round's cancel is a busy flow to it: its state is repaired next time */
+	/*
+	 * A cancel that is not the statement timeout is a busy flow to the
+	 * worker, not a failure; what the run touched is repaired next time.
+	 */
 	if (pid != 0)
 		(void) kill(pid, SIGINT);
 	return pid != 0;

@@ -67,8 +67,6 @@ extern void worker_release(void);
  */
 extern bool worker_preempt(int64 flow_id);
 
-/* In a worker: was the run of its claimed flow canceled by worker_preempt? */
-extern bool worker_was_preempted(void);
 
 /* A worker's place in its database's pool: false when the pool is full. */
 extern bool pool_join(Oid dboid);

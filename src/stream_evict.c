@@ -87,6 +87,8 @@ log_changed_below(StreamFlow *flow, int64 floor_window)
 	}
 	if (!whole && lo > hi)
 		return;
+	/* the log entry goes with the round: should it not commit, the repair has them */
+	flow_touch(flow, whole, lo, hi);
 	dirty_log_append(flow->flow_id, whole, whole ? 0 : lo, whole ? 0 : hi, 0);
 	flow->sh->fallback_logged = true;
 }
@@ -97,6 +99,7 @@ give_up_all(StreamFlow *flow)
 {
 	if (store_has_changed(flow->store))
 	{
+		flow_touch(flow, true, 0, 0);
 		dirty_log_append(flow->flow_id, true, 0, 0, 0);
 		flow->sh->fallback_logged = true;
 	}

@@ -140,6 +140,8 @@ flow_state_open_store(StreamFlow *flow)
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("flowpg.state_memory is exhausted")));
 	}
+	if (flow->store)
+		store_detach(flow->store);
 	flow->store = store_attach(sh->store, flow->graph, flow->memory);
 	flow->store_dp = sh->store;
 }
@@ -152,6 +154,8 @@ flow_state_drop_store(StreamFlow *flow)
 	if (DsaPointerIsValid(sh->store))
 		store_destroy(sh->store);
 	sh->store = InvalidDsaPointer;
+	if (flow->store)
+		store_detach(flow->store);
 	flow->store = NULL;
 }
 
@@ -388,10 +392,9 @@ write_sink(StreamFlow *flow)
 
 		/*
 		 * A group the sink does not hold is inserted plainly (cheaper than
-		 * an upsert).  Should the sink hold it after all -- refresh_flow or
-		 * a flush without the worker rewrote it meanwhile -- the unique
-		 * index refuses the row and the round fails: the flow is then
-		 * reloaded from the source, which puts it right.
+		 * an upsert).  Should the sink hold it after all (a row inserted
+		 * there by someone else), the unique index refuses the row and the
+		 * round fails; the next write then upserts every group.
 		 */
 		sink_upsert(sink, plan, upserts);
 		if (plan->window_expr || graph->nkeys > 0)
@@ -430,7 +433,11 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	int64		rows_before;
 	bool		dirty;
 	bool		repairing;
-	TimestampTz t_dirty = 0, t_apply = 0, t_write = 0;
+	TimestampTz t_dirty = 0,
+				t_apply = 0,
+				t_write = 0;
+
+	flow->ran = false;
 
 	/*
 	 * No refresh, inline flush, replacement or drop of this flow meanwhile;
@@ -457,6 +464,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	flow_enter(&identity, entry->owner, entry->settings, false);
 	open_flow(flow);
 	sh = flow->sh;
+	flow->ran = true;
 	rows_before = sh->unrecorded.rows_out;
 
 	/*
@@ -528,7 +536,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		{
 			result = batch_refresh_dirty(flow->entry, after_recompute, flow);
 			sh->unrecorded.rows_out += result.rows_out;
-		} while (result.more_pending && flush_request != 0);
+		} while (result.more_pending && (flush_request != 0 || repairing));
 		if (result.more_pending)
 			queue_note_dirty(flow->flow_id);
 		sh->next_dirty_check = now + (int64) flowpg_min_refresh_interval_ms * 1000;
@@ -622,14 +630,15 @@ publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed)
 		}
 		return;
 	}
-	if (sh->oldest_unflushed != 0 && !has_changes(flow) && !failed)
+	if (sh->oldest_unflushed != 0 && !failed &&
+		!(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store)) &&
+		flow->append_rows == NULL)
 	{
 		sh->stats.freshness_us = committed - sh->oldest_unflushed;
 		sh->stats.last_flush_at = committed;
 		sh->oldest_unflushed = 0;
 	}
-	sh->stats.state_groups = flow->store ? store_groups(flow->store) : 0;
-	sh->stats.state_bytes = flow->store ? store_bytes(flow->store) : 0;
+	store_counters_at(sh->store, &sh->stats.state_groups, &sh->stats.state_bytes);
 	sh->stats.refills = sh->refills;
 	sh->stats.repairs = sh->repairs;
 	sh->stats.last_worker = MyProcPid;
@@ -663,7 +672,7 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
  * transaction held, which is no failure of the flow.
  */
 static void
-round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
+round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy)
 {
 	FlowShared *sh = flow->sh ? flow->sh : shared_part(flow->flow_id, false);
 	int64		delay = USECS_PER_SEC;
@@ -673,7 +682,7 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
 	flow->written = flow->written_keep = NIL;
 	flow->append_rows = NULL;
 	MemoryContextReset(flow->flush_memory);
-	if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || worker_was_preempted())
+	if (busy)
 	{
 		ereport(DEBUG1,
 				(errmsg("flowpg: streaming flow %lld is busy: %s",
@@ -694,6 +703,9 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started)
 		sh->retry_at = GetCurrentTimestamp() + Min(delay, MAX_RETRY_USECS);
 		if (edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY)
 			sh->evict_requested = true;
+		/* the sink holds a group the state thought new: upsert everything next */
+		if (edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION)
+			sh->write_pending = true;
 	}
 
 	SetCurrentStatementStartTimestamp();
@@ -724,7 +736,8 @@ run_one(StreamFlow *flow, int64 flush_request)
 			(void) flow_round(flow, started, flush_request, true);
 			CommitTransactionCommand();
 			MemoryContextSwitchTo(oldcontext);
-			round_committed(flow);
+			if (flow->ran)
+				round_committed(flow);
 		}
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
@@ -736,7 +749,9 @@ run_one(StreamFlow *flow, int64 flush_request)
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		CommitTransactionCommand();
 		MemoryContextSwitchTo(oldcontext);
-		round_committed(flow);
+		/* a round that did not get its locks changed nothing: nothing to clear */
+		if (flow->ran)
+			round_committed(flow);
 		if (flow->sh)
 			flow->sh->failures = 0;
 		succeeded = true;
@@ -744,6 +759,8 @@ run_one(StreamFlow *flow, int64 flush_request)
 	PG_CATCH();
 	{
 		ErrorData  *edata;
+		bool		timed_out = get_timeout_indicator(STATEMENT_TIMEOUT, false);
+		bool		busy;
 
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		QueryCancelPending = false;
@@ -752,10 +769,13 @@ run_one(StreamFlow *flow, int64 flush_request)
 		FlushErrorState();
 		AbortCurrentTransaction();
 		MemoryContextSwitchTo(oldcontext);
+		/* a lock a user holds, or a cancel from outside (drop_flow): no failure */
+		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+			(edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out);
 		/* a flush_flow waiting for this round gets the failure -- not a busy one */
-		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || worker_was_preempted())
+		if (busy)
 			flush_request = 0;
-		round_failed(flow, edata, started);
+		round_failed(flow, edata, started, busy);
 		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
 	}
 	PG_END_TRY();

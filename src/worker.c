@@ -402,10 +402,12 @@ run_flow(int64 flow_id)
 	else
 	{
 		TimestampTz finished = GetCurrentTimestamp();
+		bool		timed_out = get_timeout_indicator(STATEMENT_TIMEOUT, false);
 
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		QueryCancelPending = false; /* the timeout's cancel was this error */
-		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE || worker_was_preempted())
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+			(edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out))
 		{
 			/* a lock a user's transaction holds, or a drop: not a failure, later */
 			ereport(DEBUG1,
@@ -434,6 +436,7 @@ run_flow(int64 flow_id)
 static bool
 run_due_flows(long *wait_ms, bool *worked)
 {
+	bool		ran_any = false;
 	List	   *due = NIL;
 	ListCell   *lc;
 	bool		has_flows;
@@ -494,9 +497,17 @@ run_due_flows(long *wait_ms, bool *worked)
 			int64		flow_id = *(int64 *) lfirst(lc);
 
 			CHECK_FOR_INTERRUPTS();
-			/* another worker runs it, or the pool's last free worker is kept */
+
+			/*
+			 * Another worker runs it, or the pool's last free worker is
+			 * kept: look again a little later, not in a busy loop.
+			 */
 			if (!worker_claim(flow_id, true))
+			{
+				set_busy(flow_id, true);
 				continue;
+			}
+			ran_any = true;
 			*worked = true;
 			PG_TRY();
 			{
@@ -512,8 +523,10 @@ run_due_flows(long *wait_ms, bool *worked)
 		}
 	}
 	*wait_ms = Max(10, (next_due - GetCurrentTimestamp()) / 1000);
-	if (due != NIL && flowpg_enabled)
+	if (ran_any)
 		*wait_ms = 0;			/* look again: a run may have left a backlog */
+	else if (due != NIL)
+		*wait_ms = Min(*wait_ms, BUSY_RETRY_USECS / 1000);
 	list_free_deep(due);
 	return has_flows;
 }
