@@ -236,17 +236,17 @@ recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bo
 								pg_get_querydef(query, false));
 }
 
-/* Drops the parts of the ranges older than the expiry cutoff. */
-static List *
-clip_expired(List *ranges, int64 cutoff)
+List *
+batch_clip_ranges(List *ranges, int64 cutoff)
 {
 	List	   *kept = NIL;
 	ListCell   *lc;
 
 	foreach(lc, ranges)
 	{
-		WindowRange *r = lfirst(lc);
+		WindowRange *r = palloc(sizeof(WindowRange));
 
+		*r = *(WindowRange *) lfirst(lc);
 		if (!r->unbounded && r->end <= cutoff)
 			continue;
 		if (r->from_beginning || r->start < cutoff)
@@ -442,7 +442,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 
 		result.more_pending |= list_length(consumed) < list_length(entries);
 		if (entry->expire_after)
-			ranges = clip_expired(ranges,
+			ranges = batch_clip_ranges(ranges,
 								  window_expiry_cutoff(run.probe, entry->expire_after));
 		if (ranges != NIL)
 		{
@@ -552,7 +552,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 			List	   *ranges = list_make1(r);
 
 			if (entry->expire_after)
-				ranges = clip_expired(ranges,
+				ranges = batch_clip_ranges(ranges,
 									  window_expiry_cutoff(run.probe, entry->expire_after));
 			rows = ranges ? recompute(entry, run.plan, run.probe, ranges, false) : 0;
 		}

@@ -45,6 +45,9 @@ typedef struct BatchResult
 extern BatchResult batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed,
 									   void *arg);
 
+/* Copies of the ranges without their parts before cutoff (NIL: nothing left). */
+extern List *batch_clip_ranges(List *ranges, int64 cutoff);
+
 /* Adds "the time column is in one of the ranges" to a copy of the flow's query. */
 extern void batch_restrict_query(FlowPlan *plan, Query *query, List *ranges);
 

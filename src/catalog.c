@@ -77,6 +77,24 @@ catalog_exists(void)
 	return OidIsValid(nspid) && OidIsValid(get_relname_relid("flow", nspid));
 }
 
+bool
+catalog_try_lock_for_poll(void)
+{
+	static const char *const tables[] = {"flow", "flow_run", "dirty_log"};
+	Oid			nspid = get_namespace_oid("flowpg", true);
+
+	if (!OidIsValid(nspid))
+		return false;
+	for (int i = 0; i < lengthof(tables); i++)
+	{
+		Oid			relid = get_relname_relid(tables[i], nspid);
+
+		if (!OidIsValid(relid) || !ConditionalLockRelationOid(relid, AccessShareLock))
+			return false;
+	}
+	return true;
+}
+
 static Oid
 catalog_owner(void)
 {

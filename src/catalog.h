@@ -42,6 +42,13 @@ typedef struct FlowEntry
 /* Does this database have flowpg's catalog (it may be being dropped)? */
 extern bool catalog_exists(void);
 
+/*
+ * The workers' polls: flowpg's tables locked for reading, only when free
+ * (DROP EXTENSION, which locks them one by one, would deadlock with a poll
+ * that waits).  False: poll again later.
+ */
+extern bool catalog_try_lock_for_poll(void);
+
 extern Oid	catalog_relid(void);
 
 

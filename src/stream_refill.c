@@ -42,8 +42,6 @@ clip_to_floor(StreamFlow *flow, List *ranges, bool *whole)
 {
 	int64		floor_time;
 	int64		floor_window;
-	List	   *kept = NIL;
-	ListCell   *lc;
 
 	if (!state_floor(flow, &floor_time, &floor_window))
 		return ranges;
@@ -56,19 +54,7 @@ clip_to_floor(StreamFlow *flow, List *ranges, bool *whole)
 		*whole = false;
 		return list_make1(r);
 	}
-	foreach(lc, ranges)
-	{
-		WindowRange *r = palloc(sizeof(WindowRange));
-
-		*r = *(WindowRange *) lfirst(lc);
-		if (!r->unbounded && r->end <= floor_time)
-			continue;
-		if (r->from_beginning || r->start < floor_time)
-			r->start = floor_time;
-		r->from_beginning = false;
-		kept = lappend(kept, r);
-	}
-	return kept;
+	return batch_clip_ranges(ranges, floor_time);
 }
 
 /* Moves a local table of refilled groups into the state, and empties it. */

@@ -284,6 +284,14 @@ sync_flows(void)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() &&
+		!catalog_try_lock_for_poll())
+	{
+		/* someone changes flowpg's tables (DROP EXTENSION, say): later */
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		return;
+	}
 	slots = queue_flows();		/* before the catalog: see below */
 	entries = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() ?
 		catalog_get_all() : NIL;

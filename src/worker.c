@@ -447,6 +447,14 @@ run_due_flows(long *wait_ms, bool *worked)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	has_flows = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists();
+	if (has_flows && !catalog_try_lock_for_poll())
+	{
+		/* someone changes flowpg's tables (DROP EXTENSION, say): later */
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		*wait_ms = 100;
+		return true;
+	}
 	if (has_flows)
 	{
 		List	   *dirty = dirty_log_flows();
