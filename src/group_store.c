@@ -597,25 +597,22 @@ store_changed_list(GroupStore *store)
 	return groups;
 }
 
-List *
-store_take_changed(GroupStore *store)
+void
+store_clear_changed(GroupStore *store)
 {
 	StoreHeader *header = store->header;
-	List	   *groups = NIL;
 	dsa_pointer dp = header->changed_head;
 
 	while (DsaPointerIsValid(dp))
 	{
 		StoredGroup *group = dsa_get_address(store->area, dp);
 
-		groups = lappend(groups, group);
 		dp = group->next_changed;
 		group->next_changed = InvalidDsaPointer;
 		group->flags &= ~STORED_CHANGED;
 	}
 	header->changed_head = header->changed_tail = InvalidDsaPointer;
 	header->nchanged = 0;
-	return groups;
 }
 
 StoredGroup *
@@ -732,12 +729,6 @@ int64
 store_groups(GroupStore *store)
 {
 	return store->header->ngroups;
-}
-
-int64
-store_bytes(GroupStore *store)
-{
-	return store->header->bytes;
 }
 
 void

@@ -80,11 +80,11 @@ extern void store_reset_local(GroupStore *store);
 
 extern void store_mark_changed(GroupStore *store, StoredGroup *group);
 
-/* The changed groups (oldest change first); the list is emptied. */
-extern List *store_take_changed(GroupStore *store);
-
-/* The same, leaving them marked. */
+/* The changed groups, oldest change first (they stay marked). */
 extern List *store_changed_list(GroupStore *store);
+
+/* No group is marked changed any more (their changes are in the sink). */
+extern void store_clear_changed(GroupStore *store);
 extern bool store_has_changed(GroupStore *store);
 extern bool store_has_changed_at(dsa_pointer dp);
 
@@ -96,6 +96,5 @@ typedef bool (*StoreFilter) (StoredGroup *group, void *arg);
 extern void store_delete_where(GroupStore *store, StoreFilter drop, void *arg);
 
 extern int64 store_groups(GroupStore *store);
-extern int64 store_bytes(GroupStore *store);
 
 #endif							/* FLOWPG_GROUP_STORE_H */

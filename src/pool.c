@@ -268,6 +268,17 @@ claim_timeout_handler(void)
 		SetLatch(latch);
 }
 
+/* This worker's place is free for another; the caller holds the mutex. */
+static void
+free_my_place(void)
+{
+	my_place->pid = 0;
+	my_place->latch = NULL;
+	my_place->claimed = 0;
+	my_place->batching = false;
+	my_place = NULL;
+}
+
 /* At exit: the place and its claim are free again. */
 static void
 pool_leave(int code, Datum arg)
@@ -275,12 +286,8 @@ pool_leave(int code, Datum arg)
 	if (my_place == NULL)
 		return;
 	SpinLockAcquire(&shared->mutex);
-	my_place->pid = 0;
-	my_place->latch = NULL;
-	my_place->claimed = 0;
-	my_place->batching = false;
+	free_my_place();
 	SpinLockRelease(&shared->mutex);
-	my_place = NULL;
 }
 
 /* Takes a place in the database's pool; false when it is full. */
@@ -323,10 +330,7 @@ pool_may_shrink(bool idle_long)
 	{
 		my_slot->shrink = false;
 		/* counted out now (two cannot both leave), and the place is free */
-		my_place->pid = 0;
-		my_place->latch = NULL;
-		my_place->claimed = 0;
-		my_place = NULL;
+		free_my_place();
 	}
 	SpinLockRelease(&shared->mutex);
 	return leave;

@@ -544,21 +544,6 @@ queue_flows(void)
 	return flows;
 }
 
-int64
-queue_last_seq(int64 flow_id)
-{
-	FlowSlot   *slot = find_slot(flow_id, false);
-	int64		seq = 0;
-
-	if (slot)
-	{
-		SpinLockAcquire(&slot->mutex);
-		seq = slot->last_seq;
-		SpinLockRelease(&slot->mutex);
-	}
-	return seq;
-}
-
 void
 queue_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool failed)
 {

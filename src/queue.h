@@ -93,9 +93,6 @@ extern List *queue_forget_database(Oid dboid);
 /* The flows with a slot in this database. */
 extern List *queue_flows(void);
 
-/* Sequence number of the last batch appended to the flow's queue. */
-extern int64 queue_last_seq(int64 flow_id);
-
 /* The worker publishes its view of the flow. */
 extern void queue_publish(int64 flow_id, StreamStats *stats, int64 flush_done, bool failed);
 extern void queue_count_fallback(int64 flow_id, int64 n);

@@ -609,7 +609,7 @@ round_committed(StreamFlow *flow)
 			else
 				group->flags &= ~STORED_IN_SINK;
 		}
-		list_free(store_take_changed(flow->store));
+		store_clear_changed(flow->store);
 	}
 	flow->written = flow->written_keep = NIL;
 	if (flow->sh)
