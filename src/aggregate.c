@@ -24,20 +24,55 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "common/int.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/expandeddatum.h"
+#include "utils/float.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "aggregate.h"
 
+/* The inline form of a strict built-in function with a by-value state. */
+static AggInlineFn
+inline_fn_for(Oid fnoid)
+{
+	switch (fnoid)
+	{
+		case F_INT8INC:
+		case F_INT8INC_ANY:
+			return AGG_FN_INT8INC;
+		case F_INT8PL:
+			return AGG_FN_INT8PL;
+		case F_FLOAT8PL:
+			return AGG_FN_FLOAT8PL;
+		case F_FLOAT8LARGER:
+			return AGG_FN_FLOAT8_LARGER;
+		case F_FLOAT8SMALLER:
+			return AGG_FN_FLOAT8_SMALLER;
+		case F_INT4LARGER:
+			return AGG_FN_INT4_LARGER;
+		case F_INT4SMALLER:
+			return AGG_FN_INT4_SMALLER;
+		case F_INT8LARGER:
+		case F_TIMESTAMP_LARGER:
+			return AGG_FN_INT64_LARGER;
+		case F_INT8SMALLER:
+		case F_TIMESTAMP_SMALLER:
+			return AGG_FN_INT64_SMALLER;
+		default:
+			return AGG_FN_CALL;
+	}
+}
+
 void
-agg_support_init(AggSupport *agg, FlowAggregate *def)
+agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 {
 	Aggref	   *aggref = def->aggref;
 	HeapTuple	tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggref->aggfnoid));
@@ -65,6 +100,11 @@ agg_support_init(AggSupport *agg, FlowAggregate *def)
 	}
 	agg->transtype = def->transtype;
 	get_typlenbyval(agg->transtype, &agg->translen, &agg->transbyval);
+	if (inline_functions && agg->transbyval && agg->translen == sizeof(Datum))
+	{
+		agg->trans_inline = inline_fn_for(def->transfn);
+		agg->combine_inline = inline_fn_for(def->combinefn);
+	}
 	initval = SysCacheGetAttr(AGGFNOID, tuple, Anum_pg_aggregate_agginitval, &isnull);
 	agg->has_initval = !isnull;
 	if (agg->has_initval)
@@ -159,6 +199,49 @@ reparent_state(AggContext *cxt, AggSupport *agg, Datum newval, bool newnull,
 	return newval;
 }
 
+/*
+ * An inline function on a non-NULL state and a non-NULL input: what the
+ * function itself computes, with its overflow errors.
+ */
+static inline Datum
+call_inline(AggInlineFn fn, Datum state, Datum arg)
+{
+	int64		r;
+
+	switch (fn)
+	{
+		case AGG_FN_INT8INC:
+			if (unlikely(pg_add_s64_overflow(DatumGetInt64(state), 1, &r)))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("bigint out of range")));
+			return Int64GetDatum(r);
+		case AGG_FN_INT8PL:
+			if (unlikely(pg_add_s64_overflow(DatumGetInt64(state), DatumGetInt64(arg), &r)))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("bigint out of range")));
+			return Int64GetDatum(r);
+		case AGG_FN_FLOAT8PL:
+			return Float8GetDatum(float8_pl(DatumGetFloat8(state), DatumGetFloat8(arg)));
+		case AGG_FN_FLOAT8_LARGER:
+			return Float8GetDatum(float8_max(DatumGetFloat8(state), DatumGetFloat8(arg)));
+		case AGG_FN_FLOAT8_SMALLER:
+			return Float8GetDatum(float8_min(DatumGetFloat8(state), DatumGetFloat8(arg)));
+		case AGG_FN_INT4_LARGER:
+			return DatumGetInt32(state) > DatumGetInt32(arg) ? state : arg;
+		case AGG_FN_INT4_SMALLER:
+			return DatumGetInt32(state) < DatumGetInt32(arg) ? state : arg;
+		case AGG_FN_INT64_LARGER:
+			return DatumGetInt64(state) > DatumGetInt64(arg) ? state : arg;
+		case AGG_FN_INT64_SMALLER:
+			return DatumGetInt64(state) < DatumGetInt64(arg) ? state : arg;
+		case AGG_FN_CALL:
+			break;
+	}
+	pg_unreachable();
+}
+
 /* Calls a transition or combine function on trans and one more input. */
 static void
 call_transition(AggContext *cxt, AggSupport *agg, FmgrInfo *fn, AggTrans *trans,
@@ -166,6 +249,15 @@ call_transition(AggContext *cxt, AggSupport *agg, FmgrInfo *fn, AggTrans *trans,
 {
 	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
 	Datum		newval;
+	AggInlineFn inline_fn = fn == &agg->transfn ? agg->trans_inline : agg->combine_inline;
+
+	/* every inline function is strict: NULLs were dealt with by our callers */
+	if (inline_fn != AGG_FN_CALL && !trans->isnull && (nargs == 0 || !argnulls[0]))
+	{
+		trans->value = call_inline(inline_fn, trans->value, nargs > 0 ? args[0] : (Datum) 0);
+		trans->noinit = false;
+		return;
+	}
 
 	InitFunctionCallInfoData(*fcinfo, fn, nargs + 1, agg->collation,
 							 (Node *) cxt->node, NULL);

@@ -15,12 +15,33 @@
 
 #include "planner.h"
 
+/*
+ * Built-in transition and combine functions over by-value states that are
+ * computed inline instead of through fmgr (count, sum and min/max of
+ * float8, int4, int8, timestamps): the same arithmetic, the same errors.
+ */
+typedef enum AggInlineFn
+{
+	AGG_FN_CALL,				/* call the function */
+	AGG_FN_INT8INC,				/* count */
+	AGG_FN_INT8PL,				/* count's combine */
+	AGG_FN_FLOAT8PL,
+	AGG_FN_FLOAT8_LARGER,
+	AGG_FN_FLOAT8_SMALLER,
+	AGG_FN_INT4_LARGER,
+	AGG_FN_INT4_SMALLER,
+	AGG_FN_INT64_LARGER,		/* int8, timestamp and timestamptz */
+	AGG_FN_INT64_SMALLER
+} AggInlineFn;
+
 /* The support functions of one aggregate call, looked up once. */
 typedef struct AggSupport
 {
 	int			nargs;			/* inputs of the aggregate */
 	FmgrInfo	transfn;
 	FmgrInfo	combinefn;
+	AggInlineFn trans_inline;
+	AggInlineFn combine_inline;
 	FmgrInfo	serialfn;		/* internal states only */
 	FmgrInfo	deserialfn;
 	FmgrInfo	finalfn;
@@ -55,7 +76,8 @@ typedef struct AggContext
 	MemoryContext memory;
 } AggContext;
 
-extern void agg_support_init(AggSupport *agg, FlowAggregate *def);
+/* Looks the aggregate up; inline_functions: may AGG_FN_* be used. */
+extern void agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions);
 extern AggContext *agg_context_create(MemoryContext memory);
 
 /* The same with states in memory (which may be reset) and the node elsewhere. */

@@ -23,6 +23,7 @@ int			flowpg_min_refresh_interval_ms = 5000;
 int			flowpg_query_timeout_ms = 10 * 60 * 1000;
 int			flowpg_slow_query_threshold_ms = 60 * 1000;
 int			flowpg_workers_per_database = 3;
+bool		flowpg_inline_aggregates = true;
 
 
 /* Called from _PG_init while shared_preload_libraries loads flowpg. */
@@ -35,6 +36,16 @@ guc_define(void)
 							 &flowpg_enabled,
 							 true,
 							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("flowpg.inline_aggregates",
+							 "Computes count, sum, min and max over by-value types inline in streaming flows.",
+							 "Off calls their functions through fmgr, as for every other aggregate; "
+							 "the results are the same.  Read when a process compiles a flow.",
+							 &flowpg_inline_aggregates,
+							 true,
+							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
 

@@ -18,6 +18,7 @@ extern int	flowpg_min_refresh_interval_ms;
 extern int	flowpg_query_timeout_ms;
 extern int	flowpg_slow_query_threshold_ms;
 extern int	flowpg_workers_per_database;
+extern bool flowpg_inline_aggregates;
 
 extern void guc_define(void);
 

@@ -34,6 +34,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "guc.h"
 #include "operator.h"
 #include "window.h"
 
@@ -229,6 +230,8 @@ build_keys(BuildContext *cxt)
 	}
 	if (graph->nkeys > 0)
 		execTuplesHashPrepare(graph->nkeys, eqops, &graph->key_eqfuncs, &graph->key_hashfns);
+	if (graph->window_key >= 0 && graph->time_col >= 0)
+		graph->window_cache = window_cache_create(flow_plan_window_probe(graph->plan));
 	graph->key_slot = MakeSingleTupleTableSlot(graph->key_desc, &TTSOpsMinimalTuple);
 }
 
@@ -249,7 +252,7 @@ build_aggregates(BuildContext *cxt)
 		int			i = foreach_current_index(lc);
 		ListCell   *lc2;
 
-		agg_support_init(&graph->aggs[i], def);
+		agg_support_init(&graph->aggs[i], def, flowpg_inline_aggregates);
 		graph->agg_args[i] = palloc(sizeof(ExprState *) * Max(graph->aggs[i].nargs, 1));
 		foreach(lc2, def->aggref->args)
 			graph->agg_args[i][foreach_current_index(lc2)] =
@@ -466,9 +469,13 @@ group_lookup(StreamGraph *graph, GroupTable *table, bool create)
 	return (FlowGroup *) entry->additional;
 }
 
-/* Evaluates the group key of the row into the key slot (detoasted). */
+/*
+ * Evaluates the group key of the row into the key slot (detoasted).  The
+ * window of a row whose time ordinal is t (has_time) may come from the
+ * window cache.
+ */
 static void
-eval_keys(StreamGraph *graph)
+eval_keys(StreamGraph *graph, bool has_time, int64 t)
 {
 	TupleTableSlot *slot = graph->key_slot;
 
@@ -476,8 +483,20 @@ eval_keys(StreamGraph *graph)
 	for (int k = 0; k < graph->nkeys; k++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);
-		Datum		value = ExecEvalExpr(graph->key_exprs[k], graph->econtext,
-										 &slot->tts_isnull[k]);
+		Datum		value;
+
+		if (k == graph->window_key && has_time && graph->window_cache)
+		{
+			slot->tts_isnull[k] = false;
+			if (window_cache_lookup(graph->window_cache, t, &slot->tts_values[k]))
+				continue;
+			value = ExecEvalExpr(graph->key_exprs[k], graph->econtext, &slot->tts_isnull[k]);
+			if (!slot->tts_isnull[k])
+				window_cache_learn(graph->window_cache, t, value);
+			slot->tts_values[k] = value;
+			continue;
+		}
+		value = ExecEvalExpr(graph->key_exprs[k], graph->econtext, &slot->tts_isnull[k]);
 
 		if (!slot->tts_isnull[k] && attr->attlen == -1 &&
 			VARATT_IS_EXTERNAL(DatumGetPointer(value)))
@@ -492,18 +511,21 @@ graph_accumulate_row(StreamGraph *graph, GroupTable *table)
 {
 	ExprContext *econtext = graph->econtext;
 	FlowGroup *group;
+	bool		has_time;
+	int64		t = 0;
 
 	ResetExprContext(econtext);
 	econtext->ecxt_scantuple = graph->row_slot;
 	if (graph->filter && !ExecQual(graph->filter, econtext))
 		return false;
-	eval_keys(graph);
+	has_time = graph->time_col >= 0 && !graph->row_slot->tts_isnull[graph->time_col];
+	if (has_time)
+		t = window_datum_to_ordinal(graph->time_type,
+									graph->row_slot->tts_values[graph->time_col]);
+	eval_keys(graph, has_time, t);
 	group = group_lookup(graph, table, true);
-	if (graph->time_col >= 0 && !graph->row_slot->tts_isnull[graph->time_col])
+	if (has_time)
 	{
-		int64		t = window_datum_to_ordinal(graph->time_type,
-												graph->row_slot->tts_values[graph->time_col]);
-
 		group->time_lo = Min(group->time_lo, t);
 		group->time_hi = Max(group->time_hi, t);
 	}

@@ -16,6 +16,7 @@
 #include "aggregate.h"
 #include "catalog.h"
 #include "planner.h"
+#include "window.h"
 
 /*
  * Per group: where its transition values are and what happened to it.  The
@@ -101,6 +102,7 @@ typedef struct StreamGraph
 	FmgrInfo   *key_hashfns;
 	Oid		   *key_collations;
 	int			window_key;		/* -1 without a window */
+	WindowCache *window_cache;	/* windows of recent rows; NULL: evaluate */
 	TupleTableSlot *key_slot;
 
 	/* aggregates: support functions and argument expressions */

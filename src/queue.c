@@ -205,8 +205,9 @@ find_slot(int64 flow_id, bool create)
 
 bool
 queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
-			 int64 nrows, StringInfo data)
+			 int64 nrows, StringInfo data, bool *wake)
 {
+	int64		hurry = (int64) area_size() / QUEUE_HURRY_FRACTION;
 	FlowSlot   *slot = find_slot(flow_id, true);
 	dsa_pointer dp = InvalidDsaPointer;
 	BatchHeader *batch;
@@ -261,6 +262,8 @@ queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
 		return false;
 	}
 	batch->seq = ++slot->last_seq;
+	*wake = !DsaPointerIsValid(slot->head) ||
+		(slot->stats.queued_bytes < hurry && slot->stats.queued_bytes + data->len >= hurry);
 	if (DsaPointerIsValid(slot->tail))
 		((BatchHeader *) dsa_get_address(area, slot->tail))->next = dp;
 	else
@@ -367,19 +370,24 @@ queue_remove(int64 flow_id, List *batches)
 	pfree(freed);
 }
 
-bool
+QueueWant
 queue_round_wanted(int64 flow_id)
 {
 	FlowSlot   *slot = find_slot(flow_id, false);
-	bool		wanted;
+	int64		hurry = (int64) area_size() / QUEUE_HURRY_FRACTION;
+	QueueWant	want = QUEUE_WANT_NONE;
 
 	if (slot == NULL)
-		return false;
+		return QUEUE_WANT_NONE;
 	SpinLockAcquire(&slot->mutex);
-	wanted = DsaPointerIsValid(slot->head) || slot->dirty || slot->reset || slot->evict ||
-		(slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done);
+	if (slot->dirty || slot->reset || slot->evict ||
+		(slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done) ||
+		slot->stats.queued_bytes >= hurry)
+		want = QUEUE_WANT_NOW;
+	else if (DsaPointerIsValid(slot->head))
+		want = QUEUE_WANT_BATCHES;
 	SpinLockRelease(&slot->mutex);
-	return wanted;
+	return want;
 }
 
 dsa_pointer

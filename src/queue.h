@@ -61,9 +61,11 @@ extern void queue_shmem_startup(void);
 /*
  * Appends a batch to the flow's queue.  Waits up to a short while for room
  * (the worker drains); false when there is none, or no flow slot is free.
+ * *wake tells whether the worker should be woken at commit: the queue was
+ * empty, or it has just grown past QUEUE_HURRY_FRACTION of the queue memory.
  */
 extern bool queue_append(int64 flow_id, TransactionId xid, uint32 version,
-						 int32 count, int64 nrows, StringInfo data);
+						 int32 count, int64 nrows, StringInfo data, bool *wake);
 
 /*
  * Copies of the flow's queued batches, oldest first.  They stay queued
@@ -73,8 +75,23 @@ extern bool queue_append(int64 flow_id, TransactionId xid, uint32 version,
 extern List *queue_peek(int64 flow_id);
 extern void queue_remove(int64 flow_id, List *batches);
 
-/* Is there anything for a round of the flow (batches, dirt, a flush, ...)? */
-extern bool queue_round_wanted(int64 flow_id);
+/*
+ * What a round of the flow would find: nothing; only batches, which can wait
+ * for the flow's next sink write (flowpg.flush_interval after the last), as
+ * the sink shows nothing sooner; or something that wants a round now (dirt,
+ * a flush_flow call, a reset, eviction, or a queue past its hurry mark).
+ */
+typedef enum QueueWant
+{
+	QUEUE_WANT_NONE,
+	QUEUE_WANT_BATCHES,
+	QUEUE_WANT_NOW
+} QueueWant;
+
+/* A queue holding more than this share of the queue memory is drained at once. */
+#define QUEUE_HURRY_FRACTION 8
+
+extern QueueWant queue_round_wanted(int64 flow_id);
 
 /* The flow's streaming state in the state area (stream_state.c's). */
 extern dsa_pointer queue_get_flow_state(int64 flow_id);

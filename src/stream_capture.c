@@ -109,6 +109,7 @@ static MemoryContext graph_cache_memory = NULL;
 static List *retired_graphs = NIL;	/* replaced while a partial may use them */
 static PartialLevel *levels = NULL;
 static bool callbacks_registered = false;
+static bool wake_at_commit = false;	/* a queue this commit feeds was idle or is filling */
 
 static void stream_xact_callback(XactEvent event, void *arg);
 static void stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -318,18 +319,23 @@ overflow_groups(void)
 	return Max((int64) flowpg_queue_memory_kb * 1024 / 4 / 64, 1000);
 }
 
+/* An overflowed partial only widens its time range: only the time is read. */
 static void
-note_overflow_row(FlowPartial *partial, StreamGraph *graph)
+note_overflow_row(FlowPartial *partial, StreamGraph *graph, TupleTableSlot *slot,
+				  AttrNumber *map)
 {
-	TupleTableSlot *row = graph->row_slot;
+	Datum		time;
+	bool		isnull = true;
 	int64		t;
 
-	if (graph->time_col < 0 || row->tts_isnull[graph->time_col])
+	if (graph->time_col >= 0)
+		time = slot_getattr(slot, map[graph->time_col], &isnull);
+	if (isnull)
 	{
 		partial->overflow_whole = true;
 		return;
 	}
-	t = window_datum_to_ordinal(graph->time_type, row->tts_values[graph->time_col]);
+	t = window_datum_to_ordinal(graph->time_type, time);
 	partial->time_lo = Min(partial->time_lo, t);
 	partial->time_hi = Max(partial->time_hi, t);
 }
@@ -365,11 +371,14 @@ static void
 accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 			   AttrNumber *map, Datum *values, bool *nulls)
 {
-	graph_load_row(graph, slot, map);
 	partial->nrows_in++;
 	if (partial->overflow)
-		note_overflow_row(partial, graph);
-	else if (graph->plan->is_aggregate)
+	{
+		note_overflow_row(partial, graph, slot, map);
+		return;
+	}
+	graph_load_row(graph, slot, map);
+	if (graph->plan->is_aggregate)
 	{
 		(void) graph_accumulate_row(graph, partial->groups);
 		if (partial->groups->ngroups > overflow_groups())
@@ -428,6 +437,15 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 		entry->rights_checked = true;
 	}
 	if (entry->row_security && !partial->overflow)
+		start_overflow(partial);
+
+	/*
+	 * A statement of more rows than a partial may have groups (a COPY, a
+	 * bulk INSERT ... SELECT) would mostly overflow: it goes to the
+	 * recompute at once, for no more than batching's capture costs.
+	 */
+	if (rows != NULL && !partial->overflow &&
+		tuplestore_tuple_count(rows) > overflow_groups())
 		start_overflow(partial);
 
 	if (rows == NULL)
@@ -736,6 +754,7 @@ ship_partials(bool prepare)
 		StringInfoData buf;
 		int32		count;
 		FlowIdentity identity;
+		bool		wake = false;
 
 		if (partial->nrows_in == 0)
 			continue;
@@ -757,8 +776,9 @@ ship_partials(bool prepare)
 		 */
 		if (prepare || !TransactionIdIsValid(xid) || !flowpg_enabled || !queue_available() ||
 			!queue_append(partial->flow_id, xid, partial->graph->version, count,
-						  partial->nrows_in, &buf))
+						  partial->nrows_in, &buf, &wake))
 			fall_back_to_dirty_log(partial);
+		wake_at_commit |= wake;
 		pfree(buf.data);
 	}
 }
@@ -775,8 +795,14 @@ stream_xact_callback(XactEvent event, void *arg)
 			ship_partials(true);
 			break;
 		case XACT_EVENT_COMMIT:
-			/* the worker applies what this commit made visible */
-			if (levels != NULL)
+
+			/*
+			 * The worker applies what this commit made visible.  It is
+			 * woken only when the queue was idle (or filling fast): batches
+			 * behind others wait for the flow's next sink write anyway, and
+			 * a signal at every commit costs writers more than it gains.
+			 */
+			if (levels != NULL && wake_at_commit)
 				worker_wake(MyDatabaseId);
 			/* FALLTHROUGH */
 		case XACT_EVENT_ABORT:
@@ -784,6 +810,7 @@ stream_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			levels = NULL;		/* the memory goes with TopTransactionContext */
+			wake_at_commit = false;
 			if (retired_graphs != NIL)
 			{
 				ListCell   *lc;

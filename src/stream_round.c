@@ -826,6 +826,7 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 {
 	FlowShared *sh = shared_part(flow->flow_id, false);
 	TimestampTz at;
+	QueueWant	want;
 
 	if (sh == NULL)
 		return ROUND_WORK;		/* never run: its first round */
@@ -835,10 +836,18 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
 		return ROUND_NOT_DUE;
 	}
-	if (flush_request != 0 || !sh->loaded || sh->touched || sh->evict_requested ||
-		queue_round_wanted(flow->flow_id))
+	if (flush_request != 0 || !sh->loaded || sh->touched || sh->evict_requested)
 		return ROUND_WORK;
-	if (DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store))
+	want = queue_round_wanted(flow->flow_id);
+	if (want == QUEUE_WANT_NOW)
+		return ROUND_WORK;
+
+	/*
+	 * Batches are applied when the sink is written next: one round applies
+	 * all that came meanwhile, and the sink would show them no sooner.
+	 */
+	if (want == QUEUE_WANT_BATCHES ||
+		(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store)))
 	{
 		at = sh->last_flush + (int64) flowpg_flush_interval_ms * 1000;
 		if (at <= now)
@@ -889,7 +898,7 @@ stream_run(bool *worked)
 			worker_release();
 		}
 		PG_END_TRY();
-		if (queue_round_wanted(flow->flow_id))
+		if (queue_round_wanted(flow->flow_id) == QUEUE_WANT_NOW)
 			wait_ms = Min(wait_ms, 10);
 		else
 			wait_ms = Min(wait_ms, flowpg_flush_interval_ms);

@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
+
 #include "catalog/pg_type.h"
 #include "datatype/timestamp.h"
 #include "executor/executor.h"
@@ -368,6 +370,113 @@ window_bounds(WindowProbe *probe, int64 x, int64 *start, int64 *end,
 	*end_unbounded = !search_end(probe, x, w, end);
 	if (*end_unbounded)
 		*end = dmax;
+}
+
+WindowCache *
+window_cache_create(WindowProbe *probe)
+{
+	WindowCache *cache;
+
+	/* window values equal by comparison are then equal bit for bit */
+	if (!window_is_time_type(probe->resulttype) && !window_is_integer_type(probe->resulttype))
+		return NULL;
+	cache = palloc0(sizeof(WindowCache));
+	cache->probe = probe;
+	return cache;
+}
+
+/* The window number of x for the learnt width and phase (floor division). */
+static inline bool
+window_number(WindowCache *cache, int64 x, int64 *n)
+{
+	int64		d;
+
+	if (pg_sub_s64_overflow(x, cache->phase, &d))
+		return false;
+	*n = d / cache->width;
+	if (d < 0 && *n * cache->width != d)
+		(*n)--;
+	return true;
+}
+
+bool
+window_cache_lookup(WindowCache *cache, int64 x, Datum *value)
+{
+	WindowCacheSlot *slot;
+	int64		n;
+
+	cache->rows++;
+	if (cache->width == 0 || !window_number(cache, x, &n))
+		return false;
+	slot = &cache->slots[(uint64) n % WINDOW_CACHE_SLOTS];
+	if (x < slot->start || x >= slot->end)
+		return false;
+	cache->hits++;
+	*value = slot->value;
+	return true;
+}
+
+/*
+ * Is [start, start + width) exactly the window of value?  With f monotonic,
+ * it is when f maps both ends to it and the values just outside elsewhere.
+ */
+static bool
+guess_holds(WindowProbe *probe, int64 start, int64 width, Datum value)
+{
+	int64		end;
+
+	if (pg_add_s64_overflow(start, width, &end) ||
+		start <= probe->domain_min || end > probe->domain_max)
+		return false;
+	return probe_compare(probe, window_probe_eval(probe, start), value) == 0 &&
+		probe_compare(probe, window_probe_eval(probe, end - 1), value) == 0 &&
+		probe_compare(probe, window_probe_eval(probe, start - 1), value) < 0 &&
+		probe_compare(probe, window_probe_eval(probe, end), value) > 0;
+}
+
+void
+window_cache_learn(WindowCache *cache, int64 x, Datum value)
+{
+	WindowProbe *probe = cache->probe;
+	int64		start;
+	int64		end;
+	bool		unbounded;
+	int64		n;
+
+	/* probing costs at most a sixteenth of an evaluation per row, after a start */
+	if (cache->probe_cost > cache->rows / 16 + 256)
+		return;
+	ResetExprContext(probe->econtext);
+	if (cache->width > 0)
+	{
+		if (!window_number(cache, x, &n) ||
+			pg_mul_s64_overflow(n, cache->width, &start) ||
+			pg_add_s64_overflow(start, cache->phase, &start))
+			return;
+		cache->probe_cost += 4;
+		if (!guess_holds(probe, start, cache->width, value))
+			return;				/* another width here: evaluate such rows */
+		end = start + cache->width;
+	}
+	else
+	{
+		cache->probe_cost += 128;
+		window_bounds(probe, x, &start, &end, &unbounded);
+		if (unbounded || end <= start || x < probe->domain_min || x > probe->domain_max)
+			return;
+		if (pg_sub_s64_overflow(end, start, &cache->width))
+		{
+			cache->width = 0;
+			return;
+		}
+		cache->phase = start % cache->width;
+		if (!window_number(cache, x, &n))
+			return;
+	}
+	cache->slots[(uint64) n % WINDOW_CACHE_SLOTS] = (WindowCacheSlot)
+	{
+		.start = start,.end = end,.value = value
+	};
 }
 
 typedef struct ProbeErrorContext

@@ -31,6 +31,45 @@ typedef struct WindowProbe
 	ParamListInfo params;
 } WindowProbe;
 
+/*
+ * The windows of recent rows, so that a row in a known window needs no
+ * evaluation of the window expression: a direct-mapped table of [start,
+ * end) ranges by window number, for windows of one fixed width (minutes,
+ * hours, date_bin strides; calendar months or DST days just miss).  A
+ * window's bounds are learnt by probing: four evaluations that check a
+ * guess from the width, or a full search; the probing done is bounded by
+ * a share of the rows seen, so a load that never repeats a window costs
+ * little more than evaluating each row.  Only by-value window types.
+ */
+#define WINDOW_CACHE_SLOTS 1024
+
+typedef struct WindowCacheSlot
+{
+	int64		start;
+	int64		end;			/* start == end: empty */
+	Datum		value;
+} WindowCacheSlot;
+
+typedef struct WindowCache
+{
+	WindowProbe *probe;
+	int64		width;			/* 0: not known yet */
+	int64		phase;			/* a window starts at phase + k * width */
+	int64		rows;			/* rows looked up */
+	int64		probe_cost;		/* expression evaluations spent probing */
+	int64		hits;
+	WindowCacheSlot slots[WINDOW_CACHE_SLOTS];
+} WindowCache;
+
+/* A cache over the probe's expression; NULL for by-reference window types. */
+extern WindowCache *window_cache_create(WindowProbe *probe);
+
+/* The window of ordinal x when the cache knows it. */
+extern bool window_cache_lookup(WindowCache *cache, int64 x, Datum *value);
+
+/* After evaluating f(x) = value for a miss: learn x's window if affordable. */
+extern void window_cache_learn(WindowCache *cache, int64 x, Datum value);
+
 /* True for the column types a time window can be over. */
 extern bool window_is_time_type(Oid typid);
 extern bool window_is_integer_type(Oid typid);
