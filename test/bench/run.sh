@@ -28,7 +28,7 @@ set -euo pipefail
 
 QUICK=0
 REPS=3
-SECONDS_PER_LOAD=10
+SECONDS_PER_LOAD=8
 ROWS=2000000
 while [ $# -gt 0 ]; do
     case "$1" in
