@@ -24,8 +24,8 @@ SELECT format($q$SELECT date_trunc('minute', ts) AS minute, k,
 		min(t) AS min_t, max(t) AS max_t, avg(f8) AS avg_f8
 	FROM %s GROUP BY 1, 2$q$, src)
 $$;
-SELECT flowpg.create_flow('fp_inline', 'fp.inline_sink', fp.flow_query('fp.inline_src'), mode => 'streaming');
-SELECT flowpg.create_flow('fp_generic', 'fp.generic_sink', fp.flow_query('fp.generic_src'), mode => 'streaming');
+SELECT flowpg.create_flow('fp_inline', 'fp.inline_sink', fp.flow_query('fp.inline_src'), mode => 'streaming') > 0 AS created;
+SELECT flowpg.create_flow('fp_generic', 'fp.generic_sink', fp.flow_query('fp.generic_src'), mode => 'streaming') > 0 AS created;
 
 -- edge values: NULLs, NaN, infinities, the int4/int8 extremes, infinite times
 CREATE FUNCTION fp.load(src text, first int, last int) RETURNS void LANGUAGE plpgsql AS $$
@@ -101,10 +101,10 @@ SELECT flow_mismatches('fp_inline') AS after_overflow;
 CREATE TABLE fp.times (ts timestamptz, v int);
 SELECT flowpg.create_flow('fp_bins', 'fp.bins', $$
 	SELECT date_bin('17 seconds', ts, '1969-12-31 23:59:58+00') AS bin, count(*) AS n, sum(v) AS total
-	  FROM fp.times GROUP BY 1$$, mode => 'streaming');
+	  FROM fp.times GROUP BY 1$$, mode => 'streaming') > 0 AS created;
 SELECT flowpg.create_flow('fp_months', 'fp.months', $$
 	SELECT date_trunc('month', ts) AS month, count(*) AS n, max(v) AS hi
-	  FROM fp.times GROUP BY 1$$, mode => 'streaming');
+	  FROM fp.times GROUP BY 1$$, mode => 'streaming') > 0 AS created;
 INSERT INTO fp.times
 SELECT '1969-12-31 23:50:00+00'::timestamptz + ((i * 7919) % 2000) * interval '1 second', i
   FROM generate_series(1, 3000) i;

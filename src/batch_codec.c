@@ -21,8 +21,7 @@ codec_write_group(StringInfo buf, StreamGraph *graph, GroupTable *table, FlowGro
 {
 	if (graph->nkeys > 0)
 	{
-		ExecStoreMinimalTuple(group->key, graph->key_slot, false);
-		slot_getallattrs(graph->key_slot);
+		group_load_key(graph, group);
 		for (int k = 0; k < graph->nkeys; k++)
 		{
 			Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);

@@ -31,6 +31,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -195,6 +196,27 @@ collect_columns(BuildContext *cxt)
 	}
 }
 
+/* Equality functions of by-value types that hold exactly for equal values. */
+static bool
+equality_is_identity(Oid eqfunc)
+{
+	switch (eqfunc)
+	{
+		case F_BOOLEQ:
+		case F_CHAREQ:
+		case F_INT2EQ:
+		case F_INT4EQ:
+		case F_INT8EQ:
+		case F_OIDEQ:
+		case F_DATE_EQ:
+		case F_TIMESTAMP_EQ:
+		case F_TIMESTAMPTZ_EQ:
+			return true;
+		default:
+			return false;
+	}
+}
+
 static void
 build_keys(BuildContext *cxt)
 {
@@ -230,6 +252,10 @@ build_keys(BuildContext *cxt)
 	}
 	if (graph->nkeys > 0)
 		execTuplesHashPrepare(graph->nkeys, eqops, &graph->key_eqfuncs, &graph->key_hashfns);
+	graph->fast_keys = graph->nkeys > 0;
+	for (k = 0; k < graph->nkeys; k++)
+		graph->fast_keys &= TupleDescAttr(graph->key_desc, k)->attbyval &&
+			equality_is_identity(graph->key_eqfuncs[k]);
 	if (graph->window_key >= 0 && graph->time_col >= 0)
 		graph->window_cache = window_cache_create(flow_plan_window_probe(graph->plan));
 	graph->key_slot = MakeSingleTupleTableSlot(graph->key_desc, &TTSOpsMinimalTuple);
@@ -395,6 +421,104 @@ graph_load_row(StreamGraph *graph, TupleTableSlot *source, AttrNumber *column_ma
 	ExecStoreVirtualTuple(row);
 }
 
+/*
+ * The fast table: simplehash over groups whose key values follow their
+ * transition values.  A NULL key in a comparison is the key being looked
+ * up, which is in FastProbe (as execGrouping.c compares with its input).
+ */
+typedef struct FastGroupEntry
+{
+	FlowGroup  *group;
+	uint32		hash;
+	char		status;
+} FastGroupEntry;
+
+typedef struct FastProbe
+{
+	StreamGraph *graph;
+	uint32		hash;
+	Datum	   *values;
+	bool	   *nulls;
+} FastProbe;
+
+static inline Datum *
+group_key_values(StreamGraph *graph, FlowGroup *group)
+{
+	return (Datum *) ((char *) group +
+					  MAXALIGN(offsetof(FlowGroup, values) +
+							   (sizeof(Datum) + 1) * graph->naggs));
+}
+
+static inline bool *
+group_key_nulls(StreamGraph *graph, FlowGroup *group)
+{
+	return (bool *) (group_key_values(graph, group) + graph->nkeys);
+}
+
+static bool
+fast_keys_equal(FastProbe *probe, FlowGroup *a, FlowGroup *b)
+{
+	StreamGraph *graph = probe->graph;
+	Datum	   *va = a ? group_key_values(graph, a) : probe->values;
+	bool	   *na = a ? group_key_nulls(graph, a) : probe->nulls;
+	Datum	   *vb = b ? group_key_values(graph, b) : probe->values;
+	bool	   *nb = b ? group_key_nulls(graph, b) : probe->nulls;
+
+	for (int k = 0; k < graph->nkeys; k++)
+		if (na[k] != nb[k] || (!na[k] && va[k] != vb[k]))
+			return false;
+	return true;
+}
+
+/* The key values with the bits their type does not use cleared. */
+static inline Datum
+normalize_key(Form_pg_attribute attr, Datum value)
+{
+	switch (attr->attlen)
+	{
+		case 1:
+			return (Datum) (uint8) DatumGetChar(value);
+		case 2:
+			return (Datum) (uint16) DatumGetInt16(value);
+		case 4:
+			return (Datum) (uint32) DatumGetInt32(value);
+		default:
+			return value;
+	}
+}
+
+static uint32
+fast_hash(StreamGraph *graph, Datum *values, bool *nulls)
+{
+	uint32		h = 0;
+
+	for (int k = 0; k < graph->nkeys; k++)
+	{
+		uint64		v = nulls[k] ? 0 : (uint64) values[k];
+
+		h = hash_combine(h, murmurhash32((uint32) v ^ (uint32) (v >> 32) * 0x9e3779b9U) ^
+						 (nulls[k] ? 0x5bd1e995U : 0));
+	}
+	return h;
+}
+
+#define SH_PREFIX fastgroup
+#define SH_ELEMENT_TYPE FastGroupEntry
+#define SH_KEY_TYPE FlowGroup *
+#define SH_KEY group
+#define SH_HASH_KEY(tb, key) \
+	((key) == NULL ? ((FastProbe *) (tb)->private_data)->hash : \
+	 fast_hash(((FastProbe *) (tb)->private_data)->graph, \
+			   group_key_values(((FastProbe *) (tb)->private_data)->graph, key), \
+			   group_key_nulls(((FastProbe *) (tb)->private_data)->graph, key)))
+#define SH_EQUAL(tb, a, b) fast_keys_equal((FastProbe *) (tb)->private_data, a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) ((a)->hash)
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
 GroupTable *
 group_table_create(StreamGraph *graph, MemoryContext parent)
 {
@@ -404,7 +528,16 @@ group_table_create(StreamGraph *graph, MemoryContext parent)
 
 	table->memory = memory;
 	table->aggcxt = agg_context_create(memory);
-	if (graph->nkeys > 0)
+	if (graph->fast_keys)
+	{
+		FastProbe  *probe = MemoryContextAllocZero(memory, sizeof(FastProbe));
+
+		probe->graph = graph;
+		probe->values = MemoryContextAlloc(memory, sizeof(Datum) * graph->nkeys);
+		probe->nulls = MemoryContextAlloc(memory, sizeof(bool) * graph->nkeys);
+		table->fast = fastgroup_create(memory, 256, probe);
+	}
+	else if (graph->nkeys > 0)
 		table->hash = BuildTupleHashTableExt(NULL, graph->key_desc, graph->nkeys,
 											 graph->key_cols, graph->key_eqfuncs,
 											 graph->key_hashfns, graph->key_collations,
@@ -424,7 +557,8 @@ static FlowGroup *
 new_group(StreamGraph *graph, GroupTable *table, MinimalTuple key)
 {
 	Size		size = MAXALIGN(offsetof(FlowGroup, values) +
-								(sizeof(Datum) + 1) * graph->naggs);
+								(sizeof(Datum) + 1) * graph->naggs) +
+		(table->fast ? MAXALIGN((sizeof(Datum) + 1) * graph->nkeys) : 0);
 	AggTrans   *trans = graph->init_trans;
 	FlowGroup *group;
 
@@ -437,6 +571,7 @@ new_group(StreamGraph *graph, GroupTable *table, MinimalTuple key)
 	table->bump += size;
 	table->bump_left -= size;
 	group->key = key;
+	group->next = NULL;
 	group->time_lo = PG_INT64_MAX;
 	group->time_hi = PG_INT64_MIN;
 	group->changed = false;
@@ -446,6 +581,57 @@ new_group(StreamGraph *graph, GroupTable *table, MinimalTuple key)
 		group_put_trans(group, graph->naggs, i, &trans[i]);
 	table->ngroups++;
 	return group;
+}
+
+static FlowGroup *
+fast_lookup(StreamGraph *graph, GroupTable *table, bool create)
+{
+	FastProbe  *probe = (FastProbe *) table->fast->private_data;
+	TupleTableSlot *slot = graph->key_slot;
+	FastGroupEntry *entry;
+	FlowGroup  *group;
+	bool		found;
+
+	slot_getallattrs(slot);
+	for (int k = 0; k < graph->nkeys; k++)
+	{
+		probe->nulls[k] = slot->tts_isnull[k];
+		probe->values[k] = probe->nulls[k] ? (Datum) 0 :
+			normalize_key(TupleDescAttr(graph->key_desc, k), slot->tts_values[k]);
+	}
+	probe->hash = fast_hash(graph, probe->values, probe->nulls);
+	if (!create)
+	{
+		entry = fastgroup_lookup(table->fast, NULL);
+		return entry ? entry->group : NULL;
+	}
+	entry = fastgroup_insert(table->fast, NULL, &found);
+	if (found)
+		return entry->group;
+	group = new_group(graph, table, NULL);
+	memcpy(group_key_values(graph, group), probe->values, sizeof(Datum) * graph->nkeys);
+	memcpy(group_key_nulls(graph, group), probe->nulls, sizeof(bool) * graph->nkeys);
+	group->next = table->fast_groups;
+	table->fast_groups = group;
+	entry->group = group;
+	return group;
+}
+
+void
+group_load_key(StreamGraph *graph, FlowGroup *group)
+{
+	TupleTableSlot *slot = graph->key_slot;
+
+	if (group->key)
+	{
+		ExecStoreMinimalTuple(group->key, slot, false);
+		slot_getallattrs(slot);
+		return;
+	}
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, group_key_values(graph, group), sizeof(Datum) * graph->nkeys);
+	memcpy(slot->tts_isnull, group_key_nulls(graph, group), sizeof(bool) * graph->nkeys);
+	ExecStoreVirtualTuple(slot);
 }
 
 FlowGroup *
@@ -461,6 +647,8 @@ group_lookup(StreamGraph *graph, GroupTable *table, bool create)
 			table->single = new_group(graph, table, NULL);
 		return table->single;
 	}
+	if (table->fast)
+		return fast_lookup(graph, table, create);
 	entry = LookupTupleHashEntry(table->hash, graph->key_slot, create ? &isnew : NULL, NULL);
 	if (entry == NULL)
 		return NULL;
@@ -598,6 +786,14 @@ group_table_next(GroupTable *table, GroupIterator *iter)
 {
 	TupleHashEntry entry;
 
+	if (table->fast)
+	{
+		FlowGroup  *group = iter->started ? iter->fast_next : table->fast_groups;
+
+		iter->started = true;
+		iter->fast_next = group ? group->next : NULL;
+		return group;
+	}
 	if (table->hash == NULL)
 	{
 		if (iter->single_done)

@@ -25,7 +25,8 @@
  */
 typedef struct FlowGroup
 {
-	MinimalTuple key;			/* the key tuple the hash table holds */
+	MinimalTuple key;			/* the key tuple the hash table holds (not fast_keys) */
+	struct FlowGroup *next;		/* fast_keys: the table's groups, newest first */
 	int64		time_lo;		/* time ordinals of the rows seen (window flows) */
 	int64		time_hi;
 	bool		changed;		/* not yet written to the sink */
@@ -59,7 +60,9 @@ group_put_trans(FlowGroup *group, int naggs, int i, AggTrans *trans)
 /* A hash table of groups keyed by the GROUP BY columns, with their states. */
 typedef struct GroupTable
 {
-	TupleHashTable hash;
+	TupleHashTable hash;		/* keys compared with their equality functions */
+	struct fastgroup_hash *fast;	/* by-value keys compared bit for bit */
+	FlowGroup  *fast_groups;	/* its groups, newest first */
 	AggContext *aggcxt;
 	MemoryContext memory;		/* everything of the table */
 	int64		ngroups;
@@ -71,6 +74,7 @@ typedef struct GroupTable
 typedef struct GroupIterator
 {
 	TupleHashIterator hash_iter;
+	struct FlowGroup *fast_next;	/* fast tables: the next group of the list */
 	bool		started;
 	bool		single_done;
 } GroupIterator;
@@ -102,6 +106,14 @@ typedef struct StreamGraph
 	FmgrInfo   *key_hashfns;
 	Oid		   *key_collations;
 	int			window_key;		/* -1 without a window */
+
+	/*
+	 * Every key is of a by-value type whose equality is identity of the
+	 * value (integers, timestamps, dates, booleans, oids): groups are then
+	 * found by the key values themselves, kept in the group, instead of by
+	 * the equality functions over a key tuple.
+	 */
+	bool		fast_keys;
 	WindowCache *window_cache;	/* windows of recent rows; NULL: evaluate */
 	TupleTableSlot *key_slot;
 
@@ -159,6 +171,9 @@ extern bool graph_finalize_output(StreamGraph *graph, AggContext *cxt, AggTrans 
 
 extern GroupTable *group_table_create(StreamGraph *graph, MemoryContext parent);
 extern void group_table_free(GroupTable *table);
+
+/* Puts a group's key into graph->key_slot (a graph with keys). */
+extern void group_load_key(StreamGraph *graph, FlowGroup *group);
 
 /* Finds or creates the group whose key is in graph->key_slot. */
 extern FlowGroup *group_lookup(StreamGraph *graph, GroupTable *table, bool create);

@@ -41,6 +41,7 @@
 
 #define BACKPRESSURE_WAIT_MS 50
 #define STALLED_WORKER_MS 500
+#define BEHIND_MS 2000
 
 typedef struct BatchHeader
 {
@@ -73,6 +74,7 @@ typedef struct FlowSlot
 	bool		evict;			/* state memory is short: this flow gives up windows */
 	dsa_pointer flow_state;		/* the streaming state (stream_state.c) */
 	TimestampTz last_take;		/* when the worker last drained the queue */
+	TimestampTz behind_until;	/* a batch found no room: see queue_worker_behind */
 	StreamStats stats;
 } FlowSlot;
 
@@ -193,6 +195,7 @@ find_slot(int64 flow_id, bool create)
 			slot->evict = false;
 			slot->flow_state = InvalidDsaPointer;
 			slot->last_take = GetCurrentTimestamp();
+			slot->behind_until = 0;
 			memset(&slot->stats, 0, sizeof(StreamStats));
 			slot->stats.freshness_us = -1;
 			SpinLockRelease(&slot->mutex);
@@ -237,7 +240,12 @@ queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
 			give_up = TimestampTzPlusMilliseconds(now, BACKPRESSURE_WAIT_MS);
 		if (now >= give_up ||
 			now - last_take > (int64) STALLED_WORKER_MS * 1000)
+		{
+			SpinLockAcquire(&slot->mutex);
+			slot->behind_until = TimestampTzPlusMilliseconds(now, BEHIND_MS);
+			SpinLockRelease(&slot->mutex);
 			return false;
+		}
 		worker_wake(MyDatabaseId);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
 						 PG_WAIT_EXTENSION);
@@ -380,11 +388,12 @@ queue_round_wanted(int64 flow_id)
 	if (slot == NULL)
 		return QUEUE_WANT_NONE;
 	SpinLockAcquire(&slot->mutex);
-	if (slot->dirty || slot->reset || slot->evict ||
+	/* behind, the recompute of fallbacks waits for its interval (stream_round.c) */
+	if ((slot->dirty && slot->behind_until <= GetCurrentTimestamp()) || slot->reset || slot->evict ||
 		(slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done) ||
 		slot->stats.queued_bytes >= hurry)
 		want = QUEUE_WANT_NOW;
-	else if (DsaPointerIsValid(slot->head))
+	else if (DsaPointerIsValid(slot->head) || slot->dirty)
 		want = QUEUE_WANT_BATCHES;
 	SpinLockRelease(&slot->mutex);
 	return want;
@@ -726,6 +735,23 @@ queue_note_dirty(int64 flow_id)
 	SpinLockAcquire(&slot->mutex);
 	slot->dirty = true;
 	SpinLockRelease(&slot->mutex);
+}
+
+bool
+queue_worker_behind(int64 flow_id)
+{
+	FlowSlot   *slot;
+	bool		behind;
+
+	if (queue_shared == NULL)
+		return false;
+	slot = find_slot(flow_id, false);
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	behind = slot->behind_until > GetCurrentTimestamp();
+	SpinLockRelease(&slot->mutex);
+	return behind;
 }
 
 bool

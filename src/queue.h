@@ -140,6 +140,16 @@ extern int64 queue_flush_requested(int64 flow_id);
 extern void queue_note_dirty(int64 flow_id);
 extern bool queue_take_dirty(int64 flow_id);
 
+/*
+ * Has a batch of the flow lately found no room in the queue (within two
+ * seconds)?  Then the worker is behind: writers send their rows of the flow
+ * to the recompute at once, capturing only time ranges (as batching does)
+ * instead of computing partials that would not fit either, and the worker
+ * recomputes those windows every flowpg.min_refresh_interval rather than at
+ * every fallback -- the flow degrades to batching until it has caught up.
+ */
+extern bool queue_worker_behind(int64 flow_id);
+
 /* refresh_flow rewrote a streaming flow's sink: the worker reloads it. */
 extern void queue_request_reset(int64 flow_id);
 extern bool queue_take_reset(int64 flow_id);

@@ -126,3 +126,10 @@ shmem_state_total(void)
 {
 	return &state_shared->total_bytes;
 }
+
+bool
+shmem_state_exceeded(void)
+{
+	return pg_atomic_read_u64(&state_shared->total_bytes) >
+		(uint64) flowpg_state_memory_kb * 1024;
+}

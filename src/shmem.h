@@ -21,4 +21,7 @@ extern dsa_area *shmem_state_area(void);
 /* Bytes of streaming state in the area, all databases (flowpg.state_memory). */
 extern pg_atomic_uint64 *shmem_state_total(void);
 
+/* Is the state of all streaming flows above flowpg.state_memory (the soft limit)? */
+extern bool shmem_state_exceeded(void);
+
 #endif							/* FLOWPG_SHMEM_H */

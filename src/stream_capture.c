@@ -306,6 +306,10 @@ level_partial(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
 		initStringInfo(&partial->rows);
 	level->flows = lappend(level->flows, partial);
 	MemoryContextSwitchTo(old);
+
+	/* the worker is behind: this transaction's rows go to the recompute */
+	if (queue_worker_behind(flow_id))
+		start_overflow(partial);
 	return partial;
 }
 
@@ -620,7 +624,7 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 		FlowGroup *target;
 
 		if (graph->nkeys > 0)
-			ExecStoreMinimalTuple(group->key, graph->key_slot, false);
+			group_load_key(graph, group);
 		target = group_lookup(graph, into->groups, true);
 		target->time_lo = Min(target->time_lo, group->time_lo);
 		target->time_hi = Max(target->time_hi, group->time_hi);

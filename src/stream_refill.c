@@ -30,6 +30,7 @@
 #include "utils/snapmgr.h"
 
 #include "catalog.h"
+#include "shmem.h"
 #include "stats.h"
 #include "stream_flow.h"
 
@@ -66,13 +67,30 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 	FlowGroup  *group;
 	StoredGroup *stored;
 
-	while ((group = group_table_next(*table, &iter)) != NULL)
+	int64		floor_time;
+	int64		floor_window;
+	bool		has_floor = state_floor(flow, &floor_time, &floor_window);
+
+	while (flow->store != NULL && (group = group_table_next(*table, &iter)) != NULL)
 	{
+		/*
+		 * Past the state memory the flow gives up its older windows now
+		 * (their changes go to the recompute), and what is refilled below
+		 * the new floor is dropped: a refill must not run into the limit.
+		 */
+		if (shmem_state_exceeded())
+		{
+			evict_for_memory(flow);
+			if (flow->store == NULL)
+				break;			/* gave up the whole state */
+			has_floor = state_floor(flow, &floor_time, &floor_window);
+		}
+		if (has_floor && group->time_lo <= group->time_hi && group->time_hi < floor_time)
+			continue;
 		store_reset_local(flow->store);
 		if (graph->nkeys > 0)
 		{
-			ExecStoreMinimalTuple(group->key, graph->key_slot, false);
-			slot_getallattrs(graph->key_slot);
+			group_load_key(graph, group);
 		}
 		for (int i = 0; i < graph->naggs; i++)
 			flow->partials[i] = group_get_trans(group, graph->naggs, i);
@@ -237,7 +255,7 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
 		store_delete_where(flow->store, drop_in_skips, skip_ranges_for(flow, state_ranges, false));
 
 	load_source_rows(flow, plan, state_ranges, state_whole, mark_changed);
-	if (flow->graph->nkeys == 0)
+	if (flow->graph->nkeys == 0 && flow->store != NULL)
 	{
 		/* one group even over no rows */
 		StoredGroup *group = store_lookup(flow->store, true);

@@ -533,8 +533,17 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		sh->stats.status = STREAM_STATUS_ACTIVE;
 	}
 
-	dirty = queue_take_dirty(flow->flow_id) || flush_request != 0 ||
-		now >= sh->next_dirty_check || sh->fallback_logged;
+	/*
+	 * A worker that is behind (batches found no room) recomputes the
+	 * writers' fallbacks every min_refresh_interval, as batching would, not
+	 * at every round: the windows stay dirty until then.
+	 */
+	if (flush_request == 0 && !sh->fallback_logged && now < sh->next_dirty_check &&
+		queue_worker_behind(flow->flow_id))
+		dirty = false;
+	else
+		dirty = queue_take_dirty(flow->flow_id) || flush_request != 0 ||
+			now >= sh->next_dirty_check || sh->fallback_logged;
 	sh->fallback_logged = false;
 	if (dirty)
 	{
@@ -553,7 +562,9 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 
 	flow->writing = flush_request != 0 || sh->evict_requested ||
 		now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000;
-	apply_pending(flow);
+	/* a flush is answered by a round that applied everything before it */
+	if (!apply_pending(flow))
+		flush_request = 0;
 	t_apply = GetCurrentTimestamp();
 	if (has_changes(flow) && flow->writing)
 	{
@@ -903,7 +914,7 @@ stream_run(bool *worked)
 		else
 			wait_ms = Min(wait_ms, flowpg_flush_interval_ms);
 	}
-	if (pg_atomic_read_u64(shmem_state_total()) > (uint64) flowpg_state_memory_kb * 1024)
+	if (shmem_state_exceeded())
 		queue_request_evict_largest();
 	return wait_ms;
 }

@@ -223,9 +223,13 @@ load_pgbench() {
     local out b0 b1 cpu tps
     b0=$(machine_busy)
     out=$( { TIMEFORMAT='%3U %3S'; time "$BINDIR/pgbench" -n -c 4 -j 4 -T "$SECONDS_PER_LOAD" \
-                 -f "$WORK/$1.sql" bench 2>/dev/null; } 2>&1 )
+                 -f "$WORK/$1.sql" bench 2>&1; } 2>&1 )
     b1=$(machine_busy)
     tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
+    # a client that failed (a deadlock, say) stops: the load is not what it was meant to be
+    if echo "$out" | grep -q "aborted"; then
+        echo "$CURRENT_CONFIG $1: $(echo "$out" | grep -m1 -i "error\|aborted")" >> "$WORK/aborted"
+    fi
     cpu=$(echo "$out" | tail -1 | awk '{print $1 + $2}')
     # clock ticks are 1/100 s
     echo "$cpu * 100 / ($b1 - $b0 + 1)" | bc -l >> "$WORK/client_share.$1"
@@ -241,6 +245,7 @@ METHODS=("${ALL_METHODS[@]}")
 declare -A RESULT VERIFIED CATCHUP
 for config in "${CONFIGS[@]}"; do
     echo "bench: $config ..."
+    CURRENT_CONFIG=$config
     declare -A rates=()
     catch=()
     for rep in $(seq 1 "$REPS"); do
@@ -381,6 +386,10 @@ for method in "${METHODS[@]}"; do
 done
 echo
 echo "(the rest is the server: the baselines are server-bound when the client's share is small)"
+if [ -f "$WORK/aborted" ]; then
+    echo "loads whose clients failed and stopped (their rates count only what committed):"
+    sort "$WORK/aborted" | awk -F: '!seen[$1]++' | sed 's/^/  /'
+fi
 echo
 echo "catch-up: time after the COPY until the aggregate is complete (flush_flow; REFRESH for the"
 echo "materialized view, whose COPY rate includes it)."
