@@ -373,6 +373,23 @@ datum_write(StringInfo buf, Datum value, bool isnull, bool typbyval, int16 typle
 	Size		size;
 	char	   *start;
 
+	/* by value or NULL: what datumSerialize writes (-1 or -2, then the Datum) */
+	if (typbyval || isnull)
+	{
+		int			header = isnull ? -2 : -1;
+
+		enlargeStringInfo(buf, sizeof(int) + sizeof(Datum));
+		memcpy(buf->data + buf->len, &header, sizeof(int));
+		buf->len += sizeof(int);
+		if (!isnull)
+		{
+			memcpy(buf->data + buf->len, &value, sizeof(Datum));
+			buf->len += sizeof(Datum);
+		}
+		buf->data[buf->len] = '\0';
+		return;
+	}
+
 	/* a value read from a table may point into TOAST: ship the bytes */
 	if (!isnull && typlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(value)) &&
 		!VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(value)))

@@ -286,6 +286,7 @@ build_aggregates(BuildContext *cxt)
 		if (def->aggref->aggfilter)
 			graph->agg_filters[i] = compile_qual(cxt, (Node *) def->aggref->aggfilter);
 		maxargs = Max(maxargs, graph->aggs[i].nargs);
+		graph->internal_states |= graph->aggs[i].transtype == INTERNALOID;
 	}
 	graph->init_trans = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
 	graph->arg_values = palloc(sizeof(Datum) * maxargs);
@@ -535,7 +536,7 @@ group_table_create(StreamGraph *graph, MemoryContext parent)
 		probe->graph = graph;
 		probe->values = MemoryContextAlloc(memory, sizeof(Datum) * graph->nkeys);
 		probe->nulls = MemoryContextAlloc(memory, sizeof(bool) * graph->nkeys);
-		table->fast = fastgroup_create(memory, 256, probe);
+		table->fast = fastgroup_create(memory, 32, probe);
 	}
 	else if (graph->nkeys > 0)
 		table->hash = BuildTupleHashTableExt(NULL, graph->key_desc, graph->nkeys,

@@ -120,6 +120,7 @@ typedef struct StreamGraph
 	/* aggregates: support functions and argument expressions */
 	int			naggs;
 	AggSupport *aggs;
+	bool		internal_states;	/* some state is internal: serialfn runs */
 	ExprState ***agg_args;
 	ExprState **agg_filters;	/* FILTER (WHERE ...), NULL when none */
 	AggTrans   *init_trans;		/* scratch for a new group */

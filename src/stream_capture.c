@@ -768,9 +768,19 @@ ship_partials(bool prepare)
 			continue;
 		}
 		initStringInfo(&buf);
-		flow_enter(&identity, partial->owner, partial->settings, false);
-		serialize_partial(partial, &buf, &count);
-		flow_leave(&identity);
+
+		/*
+		 * Serializing runs the flow's own code only for internal states
+		 * (serialfn): then as its owner, under its settings.
+		 */
+		if (partial->graph->internal_states)
+		{
+			flow_enter(&identity, partial->owner, partial->settings, false);
+			serialize_partial(partial, &buf, &count);
+			flow_leave(&identity);
+		}
+		else
+			serialize_partial(partial, &buf, &count);
 		if (count == 0)
 			continue;			/* every row was filtered out */
 		/*
