@@ -19,6 +19,9 @@
  * "touched" range in shared memory (flow_touch): should the round not
  * finish, the next one recomputes and refills them (stream_round.c).
  *
+ * The flow's store (its groups in the state area) is opened and dropped
+ * here too, for rounds, refills and eviction alike.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -257,6 +260,40 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 		sink_rows_add(flow->append_rows, graph->plan, values, nulls);
 	}
 	MemoryContextSwitchTo(old);
+}
+
+/* Opens the flow's store in the state area, creating it if needed. */
+void
+flow_state_open_store(StreamFlow *flow)
+{
+	FlowShared *sh = flow->sh;
+
+	if (!DsaPointerIsValid(sh->store))
+	{
+		sh->store = store_create(flow->graph);
+		if (!DsaPointerIsValid(sh->store))
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("flowpg.state_memory is exhausted")));
+	}
+	if (flow->store)
+		store_detach(flow->store);
+	flow->store = store_attach(sh->store, flow->graph, flow->memory);
+	flow->store_dp = sh->store;
+}
+
+/* Frees the flow's store: its groups are gone. */
+void
+flow_state_drop_store(StreamFlow *flow)
+{
+	FlowShared *sh = flow->sh;
+
+	if (DsaPointerIsValid(sh->store))
+		store_destroy(sh->store);
+	sh->store = InvalidDsaPointer;
+	if (flow->store)
+		store_detach(flow->store);
+	flow->store = NULL;
 }
 
 /*

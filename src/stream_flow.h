@@ -125,11 +125,9 @@ typedef struct StreamFlow
 	int64		fallback_hi;
 } StreamFlow;
 
-/* stream_round.c */
+/* stream_apply.c */
 extern void flow_state_open_store(StreamFlow *flow);
 extern void flow_state_drop_store(StreamFlow *flow);
-
-/* stream_apply.c */
 extern void flow_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi);
 extern int64 window_of_time(StreamFlow *flow, int64 time);
 extern bool in_skip_ranges(List *skips, bool window_null, int64 w);

@@ -127,38 +127,6 @@ shared_part(int64 flow_id, bool create)
 	return sh;
 }
 
-void
-flow_state_open_store(StreamFlow *flow)
-{
-	FlowShared *sh = flow->sh;
-
-	if (!DsaPointerIsValid(sh->store))
-	{
-		sh->store = store_create(flow->graph);
-		if (!DsaPointerIsValid(sh->store))
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("flowpg.state_memory is exhausted")));
-	}
-	if (flow->store)
-		store_detach(flow->store);
-	flow->store = store_attach(sh->store, flow->graph, flow->memory);
-	flow->store_dp = sh->store;
-}
-
-void
-flow_state_drop_store(StreamFlow *flow)
-{
-	FlowShared *sh = flow->sh;
-
-	if (DsaPointerIsValid(sh->store))
-		store_destroy(sh->store);
-	sh->store = InvalidDsaPointer;
-	if (flow->store)
-		store_detach(flow->store);
-	flow->store = NULL;
-}
-
 /* Forgets the flow's state: the next round reloads it from the source. */
 static void
 reset_state(StreamFlow *flow)
