@@ -227,8 +227,8 @@ load_pgbench() {
     b1=$(machine_busy)
     tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
     # a client that failed (a deadlock, say) stops: the load is not what it was meant to be
-    if echo "$out" | grep -q "aborted"; then
-        echo "$CURRENT_CONFIG $1: $(echo "$out" | grep -m1 -i "error\|aborted")" >> "$WORK/aborted"
+    if echo "$out" | grep -q "aborted\|failed transactions: [1-9]"; then
+        echo "$CURRENT_CONFIG $1: $(echo "$out" | grep -m1 "failed transactions\|aborted")" >> "$WORK/aborted"
     fi
     cpu=$(echo "$out" | tail -1 | awk '{print $1 + $2}')
     # clock ticks are 1/100 s
@@ -387,7 +387,7 @@ done
 echo
 echo "(the rest is the server: the baselines are server-bound when the client's share is small)"
 if [ -f "$WORK/aborted" ]; then
-    echo "loads whose clients failed and stopped (their rates count only what committed):"
+    echo "loads with failed transactions (deadlocks, say; their rates count only what committed):"
     sort "$WORK/aborted" | awk -F: '!seen[$1]++' | sed 's/^/  /'
 fi
 echo
