@@ -32,7 +32,6 @@
 
 #include "batch_codec.h"
 #include "dirty_log.h"
-#include "shmem.h"
 #include "stream_flow.h"
 #include "window.h"
 
@@ -301,13 +300,11 @@ flow_state_drop_store(StreamFlow *flow)
  * others queued.  Rows of flows without aggregates are taken only by a
  * round that writes the sink (they have no state to wait in).
  */
-bool
+void
 apply_pending(StreamFlow *flow)
 {
 	FlowShared *sh = flow->sh;
 	ListCell   *lc;
-	int			applied = 0;
-	bool		complete = true;
 
 	flow->fallback_whole = false;
 	flow->fallback_lo = PG_INT64_MAX;
@@ -332,21 +329,7 @@ apply_pending(StreamFlow *flow)
 		 */
 		if (!aggregate && !flow->writing && !in_skip_ranges(pb->skips, true, 0))
 			continue;
-
-		/*
-		 * Past the state memory, the rest waits for the next round, which
-		 * evicts first (a round applying the batches of a whole flush
-		 * interval would otherwise run into the hard limit).  One batch
-		 * per round at least: progress.
-		 */
-		if (aggregate && applied > 0 && shmem_state_exceeded())
-		{
-			queue_request_evict_largest();
-			complete = false;
-			break;
-		}
 		pb->done = true;
-		applied++;
 		if (pb->batch->version != flow->version)
 		{
 			/* computed by an older definition and not refilled: recompute */
@@ -373,5 +356,4 @@ apply_pending(StreamFlow *flow)
 		queue_count_fallback(flow->flow_id, 1);
 		sh->fallback_logged = true;
 	}
-	return complete;
 }

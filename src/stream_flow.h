@@ -133,11 +133,7 @@ extern int64 window_of_time(StreamFlow *flow, int64 time);
 extern bool in_skip_ranges(List *skips, bool window_null, int64 w);
 extern List *skip_ranges_for(StreamFlow *flow, List *ranges, bool whole);
 extern void take_batches(StreamFlow *flow);
-/*
- * Applies the committed batches taken; false when it left some for the next
- * round because the state memory is exceeded (eviction runs first there).
- */
-extern bool apply_pending(StreamFlow *flow);
+extern void apply_pending(StreamFlow *flow);
 extern StoredGroup *merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
 						bool transient);
 

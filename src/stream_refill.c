@@ -30,6 +30,7 @@
 #include "utils/snapmgr.h"
 
 #include "catalog.h"
+#include "dirty_log.h"
 #include "shmem.h"
 #include "stats.h"
 #include "stream_flow.h"
@@ -70,6 +71,9 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 	int64		floor_time;
 	int64		floor_window;
 	bool		has_floor = state_floor(flow, &floor_time, &floor_window);
+	int64		skipped_lo = PG_INT64_MAX;
+	int64		skipped_hi = PG_INT64_MIN;
+	bool		skipped_whole = false;
 
 	while (flow->store != NULL && (group = group_table_next(*table, &iter)) != NULL)
 	{
@@ -82,11 +86,19 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 		{
 			evict_for_memory(flow);
 			if (flow->store == NULL)
-				break;			/* gave up the whole state */
+			{
+				/* gave up the whole state */
+				skipped_whole = true;
+				break;
+			}
 			has_floor = state_floor(flow, &floor_time, &floor_window);
 		}
 		if (has_floor && group->time_lo <= group->time_hi && group->time_hi < floor_time)
+		{
+			skipped_lo = Min(skipped_lo, group->time_lo);
+			skipped_hi = Max(skipped_hi, group->time_hi);
 			continue;
+		}
 		store_reset_local(flow->store);
 		if (graph->nkeys > 0)
 		{
@@ -98,6 +110,18 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 		if (mark_changed)
 			store_mark_changed(flow->store, stored);
 		CHECK_FOR_INTERRUPTS();
+	}
+
+	/*
+	 * A refill whose values the sink may not hold yet (mark_changed) and
+	 * that gave windows up: those windows are recomputed instead.
+	 */
+	if (mark_changed && (skipped_whole || skipped_lo <= skipped_hi))
+	{
+		flow_touch(flow, skipped_whole, skipped_lo, skipped_hi);
+		dirty_log_append(flow->flow_id, skipped_whole, skipped_whole ? 0 : skipped_lo,
+						 skipped_whole ? 0 : skipped_hi, 0);
+		flow->sh->fallback_logged = true;
 	}
 	group_table_free(*table);
 	*table = group_table_create(graph, flow->memory);

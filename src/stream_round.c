@@ -530,9 +530,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 
 	flow->writing = flush_request != 0 || sh->evict_requested ||
 		now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000;
-	/* a flush is answered by a round that applied everything before it */
-	if (!apply_pending(flow))
-		flush_request = 0;
+	apply_pending(flow);
 	t_apply = GetCurrentTimestamp();
 	if (has_changes(flow) && flow->writing)
 	{
