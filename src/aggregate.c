@@ -100,7 +100,7 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 	}
 	agg->transtype = def->transtype;
 	get_typlenbyval(agg->transtype, &agg->translen, &agg->transbyval);
-	if (inline_functions && agg->transbyval && agg->translen == sizeof(Datum))
+	if (inline_functions && agg->transbyval)
 	{
 		agg->trans_inline = inline_fn_for(def->transfn);
 		agg->combine_inline = inline_fn_for(def->combinefn);
