@@ -411,7 +411,6 @@ window_cache_lookup(WindowCache *cache, int64 x, Datum *value)
 	slot = &cache->slots[(uint64) n % WINDOW_CACHE_SLOTS];
 	if (x < slot->start || x >= slot->end)
 		return false;
-	cache->hits++;
 	*value = slot->value;
 	return true;
 }

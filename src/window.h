@@ -57,7 +57,6 @@ typedef struct WindowCache
 	int64		phase;			/* a window starts at phase + k * width */
 	int64		rows;			/* rows looked up */
 	int64		probe_cost;		/* expression evaluations spent probing */
-	int64		hits;
 	WindowCacheSlot slots[WINDOW_CACHE_SLOTS];
 } WindowCache;
 
