@@ -14,10 +14,14 @@ OBJS = \
 	src/settings.o \
 	src/subxact.o \
 	src/window.o \
+	src/dialect.o \
+	src/eval_tick.o \
 	src/planner.o \
 	src/catalog.o \
 	src/sink.o \
 	src/flow_api.o \
+	src/greptime.o \
+	src/pending_flow.o \
 	src/ddl_events.o \
 	src/restore.o \
 	src/dirty_log.o \

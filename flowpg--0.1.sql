@@ -90,7 +90,27 @@ CREATE TABLE flowpg.flow_error (
 	detail			text
 );
 
-REVOKE ALL ON flowpg.dirty_log, flowpg.flow_run, flowpg.flow_error FROM PUBLIC;
+/*
+ * Flows created with defer_on_missing_source over tables that do not
+ * exist yet (see pending_flow.c): the statement runs again, as its owner
+ * under the settings it was given with, when a table is created.
+ */
+CREATE TABLE flowpg.pending_flow (
+	flow_name		text PRIMARY KEY,
+	owner			regrole NOT NULL,
+	statement		text NOT NULL,
+	settings		text[] NOT NULL,
+	sink_table		text NOT NULL,		/* as the statement names it */
+	comment			text,
+	missing			text NOT NULL,		/* the tables it waits for */
+	last_error		text,				/* why the last attempt to start failed */
+	created_at		timestamptz NOT NULL DEFAULT now(),
+	updated_at		timestamptz NOT NULL DEFAULT now()
+);
+SELECT pg_catalog.pg_extension_config_dump('flowpg.pending_flow', '');
+
+REVOKE ALL ON flowpg.dirty_log, flowpg.flow_run, flowpg.flow_error,
+	flowpg.pending_flow FROM PUBLIC;
 
 
 /* The API. */
@@ -182,6 +202,46 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'flowpg_flow_state'
 LANGUAGE C VOLATILE;
 
+/*
+ * A flow as a GreptimeDB statement, in the form SHOW CREATE FLOW prints
+ * (IF NOT EXISTS, intervals in seconds, WITH values as strings), which
+ * flowpg.execute accepts back.  A flow from flowpg.execute shows its query
+ * as written there, until a rename changes its canonical text.
+ */
+CREATE FUNCTION flowpg._interval_literal(i interval)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT
+RETURN CASE WHEN pg_catalog.date_part('epoch', i) = pg_catalog.trunc(pg_catalog.date_part('epoch', i))
+			THEN pg_catalog.quote_literal(pg_catalog.date_part('epoch', i)::bigint::text || ' s')
+			ELSE pg_catalog.quote_literal(i::text) END;
+
+CREATE FUNCTION flowpg._flow_options(options jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE STRICT
+RETURN coalesce(options->'with', '{}'::jsonb)
+	   || CASE WHEN options->>'requested_mode' IN ('streaming', 'batching')
+			   THEN pg_catalog.jsonb_build_object('mode', options->>'requested_mode')
+			   ELSE '{}'::jsonb END
+	   || CASE WHEN options->>'backfill' = 'false'
+			   THEN '{"backfill": "false"}'::jsonb ELSE '{}'::jsonb END;
+
+CREATE FUNCTION flowpg._flow_definition(flow_name text, sink regclass, expire_after interval,
+										eval_interval interval, comment text, options jsonb,
+										query text)
+RETURNS text
+LANGUAGE sql STABLE
+RETURN 'CREATE FLOW IF NOT EXISTS ' || pg_catalog.quote_ident(flow_name)
+	   || E'\nSINK TO ' || (SELECT pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname)
+							FROM pg_catalog.pg_class c
+							JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+							WHERE c.oid = sink)
+	   || coalesce(E'\nEXPIRE AFTER ' || flowpg._interval_literal(expire_after), '')
+	   || coalesce(E'\nEVAL INTERVAL ' || flowpg._interval_literal(eval_interval), '')
+	   || coalesce(E'\nCOMMENT ' || pg_catalog.quote_literal(comment), '')
+	   || coalesce((SELECT E'\nWITH (' || pg_catalog.string_agg(o.key || ' = ' || pg_catalog.quote_literal(o.value), ', ' ORDER BY o.key) || ')'
+					FROM pg_catalog.jsonb_each_text(flowpg._flow_options(options)) o), '')
+	   || E'\nAS ' || query;
+
 CREATE VIEW flowpg.flows AS
 SELECT f.flow_id,
 	   f.flow_name,
@@ -203,15 +263,10 @@ SELECT f.flow_id,
 	   END AS state_reason,
 	   f.created_at,
 	   f.updated_at,
-	   'CREATE FLOW ' || pg_catalog.quote_ident(f.flow_name)
-	   || ' SINK TO ' || f.sink_table::text
-	   || coalesce(' EXPIRE AFTER INTERVAL ' || pg_catalog.quote_literal(f.expire_after::text), '')
-	   || coalesce(' EVAL INTERVAL ' || pg_catalog.quote_literal(f.eval_interval::text), '')
-	   || coalesce(' COMMENT ' || pg_catalog.quote_literal(f.comment), '')
-	   || CASE WHEN f.options->>'requested_mode' IN ('streaming', 'batching')
-			   THEN ' WITH (mode = ' || pg_catalog.quote_literal(f.options->>'requested_mode') || ')'
-			   ELSE '' END
-	   || ' AS ' || q.query AS flow_definition
+	   flowpg._flow_definition(f.flow_name, f.sink_table, f.expire_after, f.eval_interval,
+							   f.comment, f.options,
+							   CASE WHEN f.options->>'canonical_query' = f.query
+									THEN f.options->>'written_query' ELSE q.query END) AS flow_definition
 FROM flowpg.flow f
 CROSS JOIN LATERAL flowpg._deparse_query(f.flow_id) AS q(query)
 CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
@@ -281,8 +336,90 @@ FROM flowpg.flow_error e
 JOIN flowpg.flow f USING (flow_id)
 WHERE pg_catalog.pg_has_role(f.owner, 'USAGE');
 
+/*
+ * The same facts in GreptimeDB's shape (its information_schema.flows and
+ * flow_statistics), pending flows included; SHOW FLOWS, SHOW CREATE FLOW
+ * and SHOW FLOW STATUS read these.  The last columns are flowpg's own.
+ */
+CREATE VIEW flowpg.information_schema_flows AS
+SELECT f.flow_name,
+	   f.flow_id,
+	   coalesce(s.state_bytes, 0) AS state_size,
+	   pg_catalog.current_database()::text AS table_catalog,
+	   f.flow_definition,
+	   coalesce(f.comment, '') AS comment,
+	   pg_catalog.date_part('epoch', f.expire_after)::bigint AS expire_after,
+	   (SELECT pg_catalog.json_agg(t::oid ORDER BY o)::text
+		  FROM unnest(f.source_tables) WITH ORDINALITY AS u(t, o)) AS source_table_ids,
+	   (SELECT pg_catalog.current_database() || '.' || n.nspname || '.' || c.relname
+		  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		 WHERE c.oid = f.sink_table) AS sink_table_name,
+	   CASE WHEN s.worker_pid IS NULL THEN '{}'
+			ELSE pg_catalog.json_build_object('0', s.worker_pid)::text END AS flownode_ids,
+	   (pg_catalog.jsonb_build_object('flow_type', f.mode) || flowpg._flow_options(c.options))::text AS options,
+	   f.created_at AS created_time,
+	   f.updated_at AS updated_time,
+	   coalesce(s.last_flush_at, s.last_run_at) AS last_execution_time,
+	   (SELECT pg_catalog.string_agg(pg_catalog.current_database() || '.' || n.nspname || '.' || rc.relname, ',' ORDER BY o)
+		  FROM unnest(f.source_tables) WITH ORDINALITY AS u(t, o)
+		  JOIN pg_catalog.pg_class rc ON rc.oid = u.t
+		  JOIN pg_catalog.pg_namespace n ON n.oid = rc.relnamespace) AS source_table_names,
+	   NULL::text AS flownode_addrs,
+	   f.mode,
+	   s.state,
+	   f.state_reason
+FROM flowpg.flows f
+JOIN flowpg.flow c USING (flow_id)
+LEFT JOIN flowpg.flow_stats s USING (flow_id)
+UNION ALL
+SELECT p.flow_name,
+	   NULL, 0,
+	   pg_catalog.current_database()::text,
+	   p.statement,
+	   coalesce(p.comment, ''),
+	   NULL, '[]', p.sink_table, '{}',
+	   '{"flow_type": "batching", "defer_on_missing_source": "true"}',
+	   p.created_at, p.updated_at, NULL, '', NULL,
+	   'batching',
+	   'pending',
+	   'waiting for ' || p.missing
+	   || CASE WHEN p.last_error IS NOT NULL AND pg_catalog.pg_has_role(p.owner, 'USAGE')
+			   THEN '; the last attempt to start failed: ' || p.last_error ELSE '' END
+FROM flowpg.pending_flow p;
+
+CREATE VIEW flowpg.information_schema_flow_statistics AS
+SELECT f.flow_id,
+	   f.flow_name,
+	   GREATEST(f.created_at, pg_catalog.pg_postmaster_start_time()) AS start_time,
+	   coalesce(s.last_flush_at, s.last_run_at) AS last_execution_time,
+	   GREATEST(0, pg_catalog.date_part('epoch', pg_catalog.now()
+			 - GREATEST(f.created_at, pg_catalog.pg_postmaster_start_time())))::bigint AS uptime_seconds,
+	   coalesce(s.state_bytes, 0) AS state_size
+FROM flowpg.flows f
+LEFT JOIN flowpg.flow_stats s USING (flow_id);
+
+/*
+ * GreptimeDB's flow statements (see greptime.c): each returns rows of
+ * (flow_name, result, affected_rows), one per flow it concerns.
+ */
+CREATE FUNCTION flowpg.execute(statement text,
+	OUT flow_name text, OUT result text, OUT affected_rows bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flowpg_execute'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+/*
+ * now() in a flow's query: the time of the EVAL INTERVAL tick the run
+ * evaluates (see eval_tick.c); now() elsewhere.
+ */
+CREATE FUNCTION flowpg.now()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'flowpg_now'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
 GRANT USAGE ON SCHEMA flowpg TO PUBLIC;
-GRANT SELECT ON flowpg.flows, flowpg.flow_stats, flowpg.flow_errors TO PUBLIC;
+GRANT SELECT ON flowpg.flows, flowpg.flow_stats, flowpg.flow_errors,
+	flowpg.information_schema_flows, flowpg.information_schema_flow_statistics TO PUBLIC;
 
 /*
  * Keep flows consistent with DDL on their tables: dropping a source or sink
@@ -307,6 +444,17 @@ CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
 				 'CREATE TABLE')
 	EXECUTE FUNCTION flowpg._on_ddl_command_end();
 
+/* Pending flows start when their tables appear (see greptime.c). */
+CREATE FUNCTION flowpg._start_pending_flows()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'flowpg_start_pending_flows'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER flowpg_start_pending_flows ON ddl_command_end
+	WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'ALTER TABLE',
+				 'ALTER SCHEMA', 'CREATE SCHEMA')
+	EXECUTE FUNCTION flowpg._start_pending_flows();
+
 /* Re-plans catalog rows restored from another database (see ddl_events.c). */
 CREATE FUNCTION flowpg._catalog_restore_fixup()
 RETURNS trigger
@@ -318,4 +466,4 @@ CREATE TRIGGER flow_restore_fixup BEFORE INSERT ON flowpg.flow
 
 /* Internal functions: run by flowpg itself, not callable by users. */
 REVOKE EXECUTE ON FUNCTION flowpg._capture(), flowpg._sink_truncated(), flowpg._catalog_restore_fixup(),
-	flowpg._on_sql_drop(), flowpg._on_ddl_command_end() FROM PUBLIC;
+	flowpg._on_sql_drop(), flowpg._on_ddl_command_end(), flowpg._start_pending_flows() FROM PUBLIC;

@@ -547,6 +547,23 @@ catalog_update_query_text(int64 flow_id, const char *query)
 }
 
 void
+catalog_set_comment(int64 flow_id, const char *comment)
+{
+	CatalogAccess access;
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(flow_id), comment ? CStringGetTextDatum(comment) : (Datum) 0};
+	char		nulls[2] = {' ', comment ? ' ' : 'n'};
+
+	catalog_begin(&access);
+	if (SPI_execute_with_args("UPDATE flowpg.flow SET comment = $2, updated_at = now() "
+							  "WHERE flow_id = $1",
+							  2, types, values, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "updating flowpg.flow failed");
+	catalog_end(&access);
+	catalog_changed();
+}
+
+void
 catalog_delete(int64 flow_id)
 {
 	CatalogAccess access;

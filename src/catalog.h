@@ -100,6 +100,7 @@ extern bool catalog_own_insert(void);
 extern void catalog_set_state(int64 flow_id, const char *state, const char *reason);
 extern void catalog_update(FlowEntry *entry);
 extern void catalog_update_query_text(int64 flow_id, const char *query);
+extern void catalog_set_comment(int64 flow_id, const char *comment);
 extern void catalog_delete(int64 flow_id);
 
 /* Errors out unless the current user owns the flow or is a superuser. */

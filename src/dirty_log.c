@@ -296,15 +296,17 @@ dirty_log_flows(void)
 	List	   *flows = NIL;
 	MemoryContext caller = CurrentMemoryContext;
 
-	catalog_query_privileged("SELECT DISTINCT flow_id FROM flowpg.dirty_log", 0, NULL, NULL, NULL);
+	catalog_query_privileged("SELECT flow_id, min(logged_at) FROM flowpg.dirty_log GROUP BY flow_id",
+							 0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
 		MemoryContext old = MemoryContextSwitchTo(caller);
-		int64	   *id = palloc(sizeof(int64));
+		DirtyFlow  *flow = palloc(sizeof(DirtyFlow));
 
-		*id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		flows = lappend(flows, id);
+		flow->flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		flow->oldest = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+		flows = lappend(flows, flow);
 		MemoryContextSwitchTo(old);
 	}
 	catalog_query_privileged_end();

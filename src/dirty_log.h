@@ -12,6 +12,7 @@
 
 #include "nodes/pg_list.h"
 #include "storage/itemptr.h"
+#include "datatype/timestamp.h"
 
 /* One entry: time ordinals lo..hi of a flow, or the whole flow. */
 typedef struct DirtyEntry
@@ -49,6 +50,13 @@ extern int	dirty_log_delete_all(int64 flow_id, int64 *nrows);
 extern void dirty_log_forget(int64 flow_id);
 
 /* The flows that have entries. */
+/* A flow with logged changes, and when the oldest was logged. */
+typedef struct DirtyFlow
+{
+	int64		flow_id;
+	TimestampTz oldest;
+} DirtyFlow;
+
 extern List *dirty_log_flows(void);
 
 #endif							/* FLOWPG_DIRTY_LOG_H */

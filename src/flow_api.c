@@ -25,6 +25,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
@@ -41,6 +42,9 @@
 #include "ddl_events.h"
 #include "stats.h"
 #include "pool.h"
+#include "eval_tick.h"
+#include "flow_api.h"
+#include "pending_flow.h"
 #include "flowpg.h"
 #include "guc.h"
 #include "planner.h"
@@ -139,26 +143,64 @@ warn_if_no_worker(void)
 				 errhint("Raise max_worker_processes (the launcher, a worker per database with flows, parallel query and logical replication share it) and restart the server.")));
 }
 
+/*
+ * flowpg.flow.options: the requested mode and backfill; for a flow from
+ * flowpg.execute also its WITH options and its query as written, which its
+ * flow_definition shows for as long as the canonical query is the one it
+ * was created with (a rename changes that).
+ */
 static char *
-flow_options(const char *requested_mode, bool backfill)
+flow_options(const FlowDefinition *def, FlowPlan *plan, const char *canonical_query)
 {
-	return psprintf("{\"requested_mode\": \"%s\", \"backfill\": %s}",
-					requested_mode, backfill ? "true" : "false");
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"requested_mode\": \"%s\", \"backfill\": %s",
+					 def->mode_name, def->backfill ? "true" : "false");
+	/* the worker runs it on every tick, changes or not */
+	if (plan->uses_now)
+		appendStringInfoString(&buf, ", \"uses_now\": true");
+	if (def->written_query)
+	{
+		appendStringInfoString(&buf, ", \"written_query\": ");
+		escape_json(&buf, def->written_query);
+		appendStringInfoString(&buf, ", \"canonical_query\": ");
+		escape_json(&buf, canonical_query);
+	}
+	if (def->greptime_options)
+		appendStringInfo(&buf, ", \"with\": %s", def->greptime_options);
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
 }
 
 Datum
 flowpg_create_flow(PG_FUNCTION_ARGS)
 {
-	char	   *flow_name = required_text_arg(fcinfo, 0, "flow_name");
-	char	   *sink_name = required_text_arg(fcinfo, 1, "sink_table");
-	char	   *query_text = required_text_arg(fcinfo, 2, "query");
-	char	   *mode_name = required_text_arg(fcinfo, 3, "mode");
-	Interval   *expire_after = PG_ARGISNULL(4) ? NULL : PG_GETARG_INTERVAL_P(4);
-	Interval   *eval_interval = PG_ARGISNULL(5) ? NULL : PG_GETARG_INTERVAL_P(5);
-	char	   *comment = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
-	bool		or_replace = bool_arg(fcinfo, 7, false);
-	bool		if_not_exists = bool_arg(fcinfo, 8, false);
-	bool		backfill = bool_arg(fcinfo, 9, true);
+	FlowDefinition def = {0};
+	FlowCreated outcome;
+
+	def.flow_name = required_text_arg(fcinfo, 0, "flow_name");
+	def.sink_name = required_text_arg(fcinfo, 1, "sink_table");
+	def.query_text = required_text_arg(fcinfo, 2, "query");
+	def.mode_name = required_text_arg(fcinfo, 3, "mode");
+	def.expire_after = PG_ARGISNULL(4) ? NULL : PG_GETARG_INTERVAL_P(4);
+	def.eval_interval = PG_ARGISNULL(5) ? NULL : PG_GETARG_INTERVAL_P(5);
+	def.comment = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
+	def.or_replace = bool_arg(fcinfo, 7, false);
+	def.if_not_exists = bool_arg(fcinfo, 8, false);
+	def.backfill = bool_arg(fcinfo, 9, true);
+	PG_RETURN_INT64(flow_create(&def, &outcome));
+}
+
+int64
+flow_create(const FlowDefinition *def, FlowCreated *outcome)
+{
+	const char *flow_name = def->flow_name;
+	Interval   *expire_after = def->expire_after;
+	Interval   *eval_interval = def->eval_interval;
+	bool		or_replace = def->or_replace;
+	bool		if_not_exists = def->if_not_exists;
+	bool		backfill = def->backfill;
 	FlowMode	requested;
 	FlowEntry  *existing;
 	FlowEntry  *entry;
@@ -176,7 +218,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NAME_TOO_LONG),
 				 errmsg("flow name \"%s\" is too long", flow_name),
 				 errdetail("Flow names have at most %d bytes.", NAMEDATALEN - 1)));
-	requested = flow_mode_from_name(mode_name);
+	requested = flow_mode_from_name(def->mode_name);
 	if (backfill && IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -185,6 +227,11 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 
 	catalog_lock_flow_name(flow_name);
 	existing = catalog_get_by_name(flow_name);
+	if (existing == NULL && pending_flow_exists(flow_name))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("flow \"%s\" already exists, pending: it waits for its source tables", flow_name),
+				 errhint("Drop it with flowpg.execute('DROP FLOW %s') first.", flow_name)));
 	if (existing)
 	{
 		if (if_not_exists)
@@ -192,7 +239,8 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 			ereport(NOTICE,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("flow \"%s\" already exists, skipping", flow_name)));
-			PG_RETURN_INT64(existing->flow_id);
+			*outcome = FLOW_KEPT;
+			return existing->flow_id;
 		}
 		if (!or_replace)
 			ereport(ERROR,
@@ -227,11 +275,11 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	}
 
 	entry = palloc0(sizeof(FlowEntry));
-	entry->flow_name = flow_name;
+	entry->flow_name = pstrdup(flow_name);
 	entry->owner = GetUserId();
 	entry->settings = flow_settings_capture();
 
-	plan = flow_plan_query_text(query_text, FLOW_WINDOW_FIND);
+	plan = flow_plan_query_text(def->query_text, FLOW_WINDOW_FIND, def->source);
 	check_capture_privilege(plan->source_relids);
 	/* writers cannot apply the owner's policies to their rows: recompute */
 	if (plan->streaming_refusal == NULL && flow_plan_uses_row_security(plan))
@@ -240,7 +288,7 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 																expire_after,
 																eval_interval));
 	settings_warn_unsafe_search_path(entry->owner);
-	entry->sink_relid = sink_prepare(sink_name, flow_name, plan,
+	entry->sink_relid = sink_prepare(def->sink_name, flow_name, plan,
 									 existing ? existing->flow_id : 0,
 									 &sink_created);
 
@@ -254,8 +302,8 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	entry->window_output = plan->window_output;
 	entry->expire_after = expire_after;
 	entry->eval_interval = eval_interval;
-	entry->comment = comment;
-	entry->options = flow_options(mode_name, backfill);
+	entry->comment = def->comment ? pstrdup(def->comment) : NULL;
+	entry->options = flow_options(def, plan, entry->query);
 
 	if (existing)
 		deps_drop(existing);
@@ -288,17 +336,27 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 		(void) batch_refresh_range(entry, false, 0, false, 0);
 	else if (existing)
 		dirty_log_append(entry->flow_id, true, 0, 0, 0);	/* the old rows are stale */
+	/* EVAL INTERVAL: the first tick after now, a multiple of it since the epoch */
+	if (eval_interval)
+		stats_set_next_run(entry->flow_id, eval_tick_after(eval_interval, GetCurrentTimestamp()));
 	worker_request(MyDatabaseId);
 	warn_if_no_worker();
 
-	PG_RETURN_INT64(entry->flow_id);
+	*outcome = existing ? FLOW_REPLACED : FLOW_CREATED;
+	return entry->flow_id;
 }
 
 Datum
 flowpg_drop_flow(PG_FUNCTION_ARGS)
 {
-	char	   *flow_name = required_text_arg(fcinfo, 0, "flow_name");
-	bool		if_exists = bool_arg(fcinfo, 1, false);
+	(void) flow_drop(required_text_arg(fcinfo, 0, "flow_name"), bool_arg(fcinfo, 1, false));
+	PG_RETURN_VOID();
+}
+
+/* Drops the flow; false when it did not exist and if_exists was given. */
+bool
+flow_drop(const char *flow_name, bool if_exists)
+{
 	FlowEntry  *entry;
 
 	catalog_lock_flow_name(flow_name);
@@ -311,12 +369,28 @@ flowpg_drop_flow(PG_FUNCTION_ARGS)
 					 errmsg("flow \"%s\" does not exist", flow_name)));
 		ereport(NOTICE,
 				(errmsg("flow \"%s\" does not exist, skipping", flow_name)));
-		PG_RETURN_VOID();
+		return false;
 	}
 	catalog_check_owner(entry);
 	lock_flow_preempting(entry->flow_id);	/* waits for a refresh in progress */
 	ddl_remove_flow(entry);
-	PG_RETURN_VOID();
+	return true;
+}
+
+/* COMMENT ON FLOW: the owner's, like COMMENT ON for any object. */
+void
+flow_set_comment(const char *flow_name, const char *comment)
+{
+	FlowEntry  *entry;
+
+	catalog_lock_flow_name(flow_name);
+	entry = catalog_get_by_name(flow_name);
+	if (entry == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("flow \"%s\" does not exist", flow_name)));
+	catalog_check_owner(entry);
+	catalog_set_comment(entry->flow_id, comment);
 }
 
 /* The (window_start, window_end) record of the window holding value. */
@@ -463,9 +537,8 @@ flowpg_deparse_query(PG_FUNCTION_ARGS)
  * flushed or refreshed: a restored one only once its tables are complete.
  */
 static FlowEntry *
-owned_flow_arg(FunctionCallInfo fcinfo)
+owned_flow(const char *flow_name)
 {
-	char	   *flow_name = required_text_arg(fcinfo, 0, "flow_name");
 	FlowEntry  *entry = catalog_get_by_name(flow_name);
 
 	if (entry == NULL)
@@ -484,7 +557,14 @@ owned_flow_arg(FunctionCallInfo fcinfo)
 Datum
 flowpg_flush_flow(PG_FUNCTION_ARGS)
 {
-	FlowEntry  *entry = owned_flow_arg(fcinfo);
+	PG_RETURN_INT64(flow_flush(required_text_arg(fcinfo, 0, "flow_name")));
+}
+
+/* Returns once every change committed before the call is in the sink. */
+int64
+flow_flush(const char *flow_name)
+{
+	FlowEntry  *entry = owned_flow(flow_name);
 	TimestampTz started = GetCurrentTimestamp();
 	BatchResult result;
 
@@ -504,7 +584,7 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 		if (entry == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("flow \"%s\" does not exist", text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+					 errmsg("flow \"%s\" does not exist", flow_name)));
 
 		/*
 		 * The worker applies what is queued, recomputes what is dirty --
@@ -519,7 +599,7 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 			!batch_caller_holds_flow_locks(entry))
 			outcome = queue_flush_and_wait(entry->flow_id, &rows);
 		if (outcome == FLUSH_DONE)
-			PG_RETURN_INT64(rows);
+			return rows;
 		if (outcome == FLUSH_FAILED)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -542,18 +622,18 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 		result = batch_recompute_all(entry);
 		queue_request_reset(entry->flow_id);
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
-		PG_RETURN_INT64((int64) result.rows_out);
+		return (int64) result.rows_out;
 	}
 	result = batch_flush(entry);
 	if (result.log_entries > 0)
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
-	PG_RETURN_INT64((int64) result.rows_out);
+	return (int64) result.rows_out;
 }
 
 Datum
 flowpg_refresh_flow(PG_FUNCTION_ARGS)
 {
-	FlowEntry  *entry = owned_flow_arg(fcinfo);
+	FlowEntry  *entry = owned_flow(required_text_arg(fcinfo, 0, "flow_name"));
 	uint64		rows;
 
 	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&

@@ -38,6 +38,7 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
+#include "dialect.h"
 #include "planner.h"
 #include "settings.h"
 #include "subxact.h"
@@ -581,7 +582,9 @@ plan_streaming(FlowPlan *plan)
 	Query	   *query = plan->query;
 	ListCell   *lc;
 
-	if (list_length(query->rtable) != 1 || list_length(plan->source_relids) != 1)
+	if (plan->uses_now)
+		plan->streaming_refusal = "the query uses now(), whose value only an EVAL INTERVAL tick fixes";
+	else if (list_length(query->rtable) != 1 || list_length(plan->source_relids) != 1)
 		plan->streaming_refusal = "the query reads more than one table or subquery";
 	else if (query->hasSubLinks)
 		plan->streaming_refusal = "the query has a subquery";
@@ -639,6 +642,7 @@ plan_from_query(Query *query, int window_output)
 		plan->aggregates = lappend(plan->aggregates,
 								   lookup_aggregate(lfirst_node(Aggref, lc)));
 	plan->is_aggregate = query->hasAggs || query->groupClause != NIL;
+	plan->uses_now = dialect_uses_now(query);
 
 	plan_outputs(plan);
 	plan_window(plan, window_output);
@@ -648,33 +652,51 @@ plan_from_query(Query *query, int window_output)
 
 /*
  * Errors in the flow's query point into the query text, not into the
- * statement that passed it (as SPI and PL/pgSQL report their queries).
+ * statement that passed it (as SPI and PL/pgSQL report their queries); into
+ * the GreptimeDB statement, when the query is part of one.
  */
+typedef struct QueryTextPosition
+{
+	const char *query_text;
+	const FlowQuerySource *source;	/* NULL: the query is on its own */
+} QueryTextPosition;
+
 static void
 query_text_error_callback(void *arg)
 {
+	QueryTextPosition *where = (QueryTextPosition *) arg;
 	int			position = geterrposition();
 
 	if (position > 0)
 	{
 		errposition(0);
-		internalerrposition(position);
-		internalerrquery((const char *) arg);
+		if (where->source)
+		{
+			internalerrposition(position + where->source->offset);
+			internalerrquery(where->source->statement);
+		}
+		else
+		{
+			internalerrposition(position);
+			internalerrquery(where->query_text);
+		}
 	}
 }
 
 static FlowPlan *
-plan_query_text(const char *query_text, int window_output, bool check_rights)
+plan_query_text(const char *query_text, int window_output, bool check_rights,
+				const FlowQuerySource *source)
 {
 	List	   *raw;
 	RawStmt    *stmt;
 	Query	   *query;
 	RelationWalkContext walk = {NIL};
 	ErrorContextCallback callback;
+	QueryTextPosition where = {query_text, source};
 	FlowPlan   *plan;
 
 	callback.callback = query_text_error_callback;
-	callback.arg = (void *) query_text;
+	callback.arg = (void *) &where;
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 
@@ -690,7 +712,9 @@ plan_query_text(const char *query_text, int window_output, bool check_rights)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("a flow's query must be a SELECT statement")));
 
+	dialect_rewrite_raw((SelectStmt *) stmt->stmt, source && source->greptime_names);
 	query = parse_analyze_fixedparams(stmt, query_text, NULL, 0, NULL);
+	query = dialect_rewrite_query(query);
 
 	/* the caller must be able to read what the flow will read */
 	(void) relation_walker((Node *) query, &walk);
@@ -703,15 +727,16 @@ plan_query_text(const char *query_text, int window_output, bool check_rights)
 }
 
 FlowPlan *
-flow_plan_query_text(const char *query_text, int window_output)
+flow_plan_query_text(const char *query_text, int window_output,
+					 const FlowQuerySource *source)
 {
-	return plan_query_text(query_text, window_output, true);
+	return plan_query_text(query_text, window_output, true, source);
 }
 
 FlowPlan *
 flow_plan_restored_text(const char *query_text, int window_output)
 {
-	return plan_query_text(query_text, window_output, false);
+	return plan_query_text(query_text, window_output, false, NULL);
 }
 
 static bool
@@ -858,7 +883,14 @@ flow_plan_choose_mode(FlowPlan *plan, FlowMode requested,
 		return FLOW_MODE_STREAMING;
 
 	/* batching */
-	if (!plan->is_aggregate)
+	if (plan->uses_now && eval_interval == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("a flow whose query uses now() needs eval_interval"),
+				 errdetail("now() in a flow is the time of its EVAL INTERVAL tick; without ticks the result would change with no change to the source."),
+				 errhint("Give eval_interval (EVAL INTERVAL '1 minute' in flowpg.execute).")));
+	/* on ticks, a query without groups is recomputed whole */
+	if (!plan->is_aggregate && eval_interval == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("the batching engine cannot run a flow without GROUP BY or aggregates"),

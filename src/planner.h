@@ -72,6 +72,9 @@ typedef struct FlowPlan
 	Oid			time_type;
 	char	   *window_text;	/* deparsed */
 
+	/* flowpg.now(): the flow must run on EVAL INTERVAL ticks */
+	bool		uses_now;
+
 	/* why streaming cannot run the query; NULL when it can */
 	char	   *streaming_refusal;
 } FlowPlan;
@@ -84,7 +87,20 @@ typedef struct FlowPlan
 #define FLOW_WINDOW_FIND (-2)
 
 /* Parses, analyses and validates a flow's query as the current user. */
-extern FlowPlan *flow_plan_query_text(const char *query_text, int window_output);
+/*
+ * Where a flow's query comes from when it is part of a GreptimeDB statement
+ * (flowpg.execute): errors point into the statement, and unnamed outputs
+ * are named as GreptimeDB names them.
+ */
+typedef struct FlowQuerySource
+{
+	const char *statement;
+	int			offset;			/* characters before the query */
+	bool		greptime_names;
+} FlowQuerySource;
+
+extern FlowPlan *flow_plan_query_text(const char *query_text, int window_output,
+									  const FlowQuerySource *source);
 
 /*
  * The same for a restored flow, whose owner's rights may not be restored

@@ -145,6 +145,18 @@ create_sink(RangeVar *rv, FlowPlan *plan)
 }
 
 /* Is there a unique index on exactly the group key columns? */
+/* GreptimeDB's time index of sinks without a time window: flowpg writes the epoch. */
+#define TS_PLACEHOLDER "__ts_placeholder"
+
+static bool
+is_output(FlowPlan *plan, const char *name)
+{
+	for (int i = 0; i < plan->noutputs; i++)
+		if (strcmp(plan->outputs[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 static bool
 has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys,
 					Oid except_index)
@@ -186,6 +198,26 @@ has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys,
 	return false;
 }
 
+/*
+ * The sink's unique index on the group keys: 1 on the keys, 2 on the keys
+ * and the __ts_placeholder flowpg fills (GreptimeDB's time index, the same
+ * for every row: unique with it is unique without it), 0 none.
+ */
+static int
+key_index_kind(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys, Oid except_index)
+{
+	AttrNumber	placeholder = get_attnum(RelationGetRelid(rel), TS_PLACEHOLDER);
+
+	if (has_group_key_index(rel, plan, keys, nkeys, except_index))
+		return 1;
+	if (placeholder != InvalidAttrNumber && !is_output(plan, TS_PLACEHOLDER) &&
+		TupleDescAttr(RelationGetDescr(rel), placeholder - 1)->attnotnull &&
+		has_group_key_index(rel, plan, bms_add_member(bms_copy(keys), placeholder),
+							nkeys + 1, except_index))
+		return 2;
+	return 0;
+}
+
 bool
 sink_has_key_index(Oid sink_relid, FlowPlan *plan, Oid except_index)
 {
@@ -204,9 +236,32 @@ sink_has_key_index(Oid sink_relid, FlowPlan *plan, Oid except_index)
 		keys = bms_add_member(keys, get_attnum(sink_relid, plan->outputs[i].name));
 		nkeys++;
 	}
-	found = has_group_key_index(rel, plan, keys, nkeys, except_index);
+	found = key_index_kind(rel, plan, keys, nkeys, except_index) != 0;
 	table_close(rel, AccessShareLock);
 	return found;
+}
+
+/* Does ON CONFLICT name __ts_placeholder too (see key_index_kind)? */
+static bool
+conflict_on_placeholder(Oid sink_relid, FlowPlan *plan)
+{
+	Relation	rel;
+	Bitmapset  *keys = NULL;
+	int			nkeys = 0;
+	bool		placeholder;
+
+	if (get_attnum(sink_relid, TS_PLACEHOLDER) == InvalidAttrNumber || is_output(plan, TS_PLACEHOLDER))
+		return false;
+	rel = table_open(sink_relid, AccessShareLock);
+	for (int i = 0; i < plan->noutputs; i++)
+		if (plan->outputs[i].is_group_key)
+		{
+			keys = bms_add_member(keys, get_attnum(sink_relid, plan->outputs[i].name));
+			nkeys++;
+		}
+	placeholder = key_index_kind(rel, plan, keys, nkeys, InvalidOid) == 2;
+	table_close(rel, AccessShareLock);
+	return placeholder;
 }
 
 /* The columns of the group key index, for messages. */
@@ -311,9 +366,19 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 								relname, format_type_be(attr->atttypid))));
 			continue;
 		}
-		for (int i = 0; i < plan->noutputs; i++)
-			if (strcmp(NameStr(attr->attname), plan->outputs[i].name) == 0)
-				written = true;
+		written = is_output(plan, NameStr(attr->attname));
+		if (!written && strcmp(NameStr(attr->attname), TS_PLACEHOLDER) == 0)
+		{
+			if (attr->atttypid != TIMESTAMPOID && attr->atttypid != TIMESTAMPTZOID &&
+				attr->atttypid != DATEOID && attr->atttypid != INT8OID &&
+				attr->atttypid != INT4OID)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("column \"%s\" of sink table \"%s\" has type %s, but flowpg writes the epoch there",
+								TS_PLACEHOLDER, relname, format_type_be(attr->atttypid)),
+						 errhint("Make it a timestamp, timestamptz, date or integer column.")));
+			continue;
+		}
 		if (!written && attr->attnotnull && !attr->atthasdef &&
 			!attr->attidentity && !attr->attgenerated)
 			ereport(ERROR,
@@ -322,7 +387,7 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 							NameStr(attr->attname), relname),
 					 errhint("Give the column a default, or drop its NOT NULL constraint.")));
 	}
-	if (nkeys > 0 && !has_group_key_index(rel, plan, keys, nkeys, InvalidOid))
+	if (nkeys > 0 && key_index_kind(rel, plan, keys, nkeys, InvalidOid) == 0)
 	{
 		char	   *cols = group_columns_text(plan);
 
@@ -602,6 +667,30 @@ locked_sink_name(Oid sink_relid)
 	return qualified_relation_name(sink_relid);
 }
 
+/*
+ * The columns flowpg fills itself, and their values: update_at (the time
+ * of the write) and, in a sink of GreptimeDB's shape, __ts_placeholder.
+ */
+static void
+filled_columns(Oid sink_relid, FlowPlan *plan, StringInfo columns, StringInfo values)
+{
+	if (get_attnum(sink_relid, "update_at") != InvalidAttrNumber)
+	{
+		appendStringInfoString(columns, ", update_at");
+		appendStringInfoString(values, ", pg_catalog.now()");
+	}
+	if (get_attnum(sink_relid, TS_PLACEHOLDER) != InvalidAttrNumber &&
+		!is_output(plan, TS_PLACEHOLDER))
+	{
+		Oid			type = get_atttype(sink_relid, get_attnum(sink_relid, TS_PLACEHOLDER));
+
+		appendStringInfoString(columns, ", " TS_PLACEHOLDER);
+		/* an untyped literal: midnight for timestamp and date, UTC's for timestamptz */
+		appendStringInfoString(values, type == TIMESTAMPOID || type == TIMESTAMPTZOID || type == DATEOID ?
+							   ", '1970-01-01 00:00:00+00'" : ", 0");
+	}
+}
+
 static void
 insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 {
@@ -630,8 +719,15 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 		all[c] = true;
 		appendStringInfo(&sql, "%s%s", c ? ", " : "", quote_identifier(plan->outputs[c].name));
 	}
-	appendStringInfo(&sql, "%s) SELECT u.*%s", has_update_at ? ", update_at" : "",
-					 has_update_at ? ", pg_catalog.now()" : "");
+	{
+		StringInfoData columns;
+		StringInfoData values;
+
+		initStringInfo(&columns);
+		initStringInfo(&values);
+		filled_columns(sink_relid, plan, &columns, &values);
+		appendStringInfo(&sql, "%s) SELECT u.*%s", columns.data, values.data);
+	}
 	append_unnest(&sql, rows, plan, all, argtypes, args, &nargs);
 	if (upsert)
 	{
@@ -639,6 +735,8 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 
 		appendStringInfoString(&sql, " ON CONFLICT (");
 		append_group_columns(&sql, plan);
+		if (conflict_on_placeholder(sink_relid, plan))
+			appendStringInfoString(&sql, ", " TS_PLACEHOLDER);
 		appendStringInfoString(&sql, ") DO ");
 		initStringInfo(&changed);
 		first = true;
@@ -725,7 +823,6 @@ sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 					 List *ranges, bool whole, const char *query)
 {
 	char	   *sink = qualified_relation_name(sink_relid);
-	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
 	StringInfoData sql;
 	Oid		   *argtypes = palloc(sizeof(Oid) * Max(list_length(ranges) * 2, 1));
 	Datum	   *args = palloc(sizeof(Datum) * Max(list_length(ranges) * 2, 1));
@@ -770,10 +867,15 @@ sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 	appendStringInfo(&sql, "INSERT INTO %s (", sink);
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
-	appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q",
-					 has_update_at ? ", update_at" : "",
-					 has_update_at ? ", pg_catalog.now()" : "",
-					 query);
+	{
+		StringInfoData columns;
+		StringInfoData values;
+
+		initStringInfo(&columns);
+		initStringInfo(&values);
+		filled_columns(sink_relid, plan, &columns, &values);
+		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
+	}
 	run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
 	sink_write_context_pop(&write_context);
 	return SPI_processed;

@@ -19,6 +19,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/elog.h"
 
 #include "catalog.h"
@@ -269,7 +270,8 @@ stats_schedule(void)
 	MemoryContext caller = CurrentMemoryContext;
 
 	catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
-							 "f.state = 'restoring' "
+							 "f.state = 'restoring', f.eval_interval, "
+							 "coalesce((f.options->>'uses_now')::bool, false) "
 							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
 							 0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -287,7 +289,14 @@ stats_schedule(void)
 		f->has_next_run = !next_null;
 		f->batching = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
 		f->restoring = DatumGetBool(SPI_getbinval(tuple, desc, 4, &isnull));
+		f->uses_now = DatumGetBool(SPI_getbinval(tuple, desc, 6, &isnull));
 		old = MemoryContextSwitchTo(caller);
+		{
+			Datum		iv = SPI_getbinval(tuple, desc, 5, &isnull);
+
+			f->eval_interval = isnull ? NULL :
+				DatumGetIntervalP(datumCopy(iv, false, sizeof(Interval)));
+		}
 		flows = lappend(flows, f);
 		MemoryContextSwitchTo(old);
 	}

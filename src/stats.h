@@ -40,6 +40,8 @@ typedef struct FlowSchedule
 	bool		restoring;
 	bool		has_next_run;
 	TimestampTz next_run_at;
+	Interval   *eval_interval;	/* NULL: adaptive */
+	bool		uses_now;		/* runs on every tick */
 } FlowSchedule;
 
 extern List *stats_schedule(void);

@@ -58,6 +58,7 @@
 #include "batch.h"
 #include "catalog.h"
 #include "dirty_log.h"
+#include "eval_tick.h"
 #include "guc.h"
 #include "stats.h"
 #include "queue.h"
@@ -299,18 +300,31 @@ flowpg_launcher_main(Datum main_arg)
 	}
 }
 
+/*
+ * A run the poll found due: for a flow with eval_interval, the tick it
+ * evaluates (see eval_tick.c).
+ */
+typedef struct DueFlow
+{
+	int64		flow_id;
+	bool		has_tick;
+	TimestampTz tick;
+	bool		uses_now;		/* recompute it all on the tick */
+} DueFlow;
+
 /* The next run of a flow after a successful one. */
 static TimestampTz
-next_run_after(FlowEntry *entry, BatchResult *result, TimestampTz started,
+next_run_after(FlowEntry *entry, DueFlow *due, BatchResult *result, TimestampTz started,
 			   TimestampTz finished)
 {
 	int64		delay;
 
 	if (result->more_pending)
 		return finished;		/* a backlog: go on at once */
+	if (due->has_tick && due->uses_now)
+		return due->tick + eval_interval_usecs(entry->eval_interval);	/* missed ones next */
 	if (entry->eval_interval)
-		return finished + entry->eval_interval->time +
-			(int64) entry->eval_interval->day * USECS_PER_DAY;
+		return eval_tick_after(entry->eval_interval, finished);
 	/* adaptive: as long as the run took, within [min interval, window] */
 	delay = Max(finished - started, (int64) flowpg_min_refresh_interval_ms * 1000);
 	if (result->window_usecs > 0)
@@ -331,6 +345,7 @@ next_run_after_failure(int consecutive, TimestampTz finished)
 /* What one run of a flow does, in a subtransaction of the run's transaction. */
 typedef struct FlowRun
 {
+	DueFlow    *due;
 	FlowEntry  *entry;
 	TimestampTz started;
 	TimestampTz finished;
@@ -350,18 +365,29 @@ flow_run_call(void *arg)
 	if (strcmp(run->entry->state, "restoring") == 0)
 		run->wait_more = !restore_finish(run->entry, false);
 	else
-		run->result = batch_refresh_dirty(run->entry, NULL, NULL);
+	{
+		/* now() in the query is the tick's time */
+		if (run->due->has_tick)
+			eval_tick_set(run->due->tick);
+		if (run->due->has_tick && run->due->uses_now)
+			run->result = batch_recompute_all(run->entry);
+		else
+			run->result = batch_refresh_dirty(run->entry, NULL, NULL);
+		eval_tick_clear();
+	}
 	disable_timeout(STATEMENT_TIMEOUT, false);
 	run->finished = GetCurrentTimestamp();
-	if (run->result.log_entries > 0)
+	if (run->result.log_entries > 0 || (run->due->has_tick && run->due->uses_now))
 		stats_record_run(run->entry->flow_id, &run->result, run->started, run->finished,
-						 next_run_after(run->entry, &run->result, run->started, run->finished));
+						 next_run_after(run->entry, run->due, &run->result, run->started,
+										run->finished));
 }
 
 /* One run of one flow, in its own transaction; errors stay in it. */
 static void
-run_flow(int64 flow_id)
+run_flow(DueFlow *due)
 {
+	int64		flow_id = due->flow_id;
 	FlowEntry  *entry;
 	FlowRun		run = {0};
 	ErrorData  *edata;
@@ -386,6 +412,7 @@ run_flow(int64 flow_id)
 	}
 	pgstat_report_activity(STATE_RUNNING, psprintf("flowpg: refreshing flow %s", entry->flow_name));
 	run.entry = entry;
+	run.due = due;
 	run.started = GetCurrentTimestamp();
 
 	edata = subxact_run(flow_run_call, &run);
@@ -468,16 +495,37 @@ run_due_flows(long *wait_ms, bool *worked)
 			int64		flow_id = f->flow_id;
 			TimestampTz next = f->next_run_at;
 			bool		next_null = !f->has_next_run;
-			bool		pending = false;
+			DirtyFlow  *dirty_flow = NULL;
+			DueFlow		tick = {flow_id, false, 0, f->uses_now};
 			ListCell   *lc2;
 
 			foreach(lc2, dirty)
-				pending |= *(int64 *) lfirst(lc2) == flow_id;
+				if (((DirtyFlow *) lfirst(lc2))->flow_id == flow_id)
+					dirty_flow = lfirst(lc2);
 			/* streaming flows: their dirty log is stream_run's */
 			if (f->restoring)
 				next_null = true;	/* due (once a second), whatever its mode */
-			else if (!f->batching || !pending)
+			else if (!f->batching || (dirty_flow == NULL && !f->uses_now))
 				continue;
+			else if (f->eval_interval)
+			{
+				/*
+				 * On ticks: a flow using now() at every tick (the scheduled
+				 * one, missed ones within a bound), another at the first
+				 * tick after its oldest change.
+				 */
+				TimestampTz at = f->uses_now ?
+					(next_null ? eval_tick_after(f->eval_interval, now) : next) :
+					eval_tick_after(f->eval_interval, dirty_flow->oldest);
+
+				if (!next_null && next > at)
+					at = next;	/* backing off after a failure */
+				next = at;
+				next_null = false;
+				tick.has_tick = true;
+				tick.tick = f->uses_now ? eval_tick_to_run(f->eval_interval, at, now) :
+					eval_tick_floor(f->eval_interval, now);
+			}
 			if (busy_until(flow_id) > now)
 			{
 				next = busy_until(flow_id);
@@ -487,8 +535,8 @@ run_due_flows(long *wait_ms, bool *worked)
 			{
 				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-				due = lappend(due, palloc(sizeof(int64)));
-				*(int64 *) llast(due) = flow_id;
+				due = lappend(due, palloc(sizeof(DueFlow)));
+				*(DueFlow *) llast(due) = tick;
 				MemoryContextSwitchTo(old);
 			}
 			else if (next < next_due)
@@ -502,7 +550,8 @@ run_due_flows(long *wait_ms, bool *worked)
 	{
 		foreach(lc, due)
 		{
-			int64		flow_id = *(int64 *) lfirst(lc);
+			DueFlow    *due_flow = lfirst(lc);
+			int64		flow_id = due_flow->flow_id;
 
 			CHECK_FOR_INTERRUPTS();
 
@@ -519,7 +568,7 @@ run_due_flows(long *wait_ms, bool *worked)
 			*worked = true;
 			PG_TRY();
 			{
-				run_flow(flow_id);
+				run_flow(due_flow);
 			}
 			PG_FINALLY();
 			{

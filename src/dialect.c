@@ -1,0 +1,502 @@
+/*-------------------------------------------------------------------------
+ *
+ * dialect.c
+ *	  GreptimeDB's SQL dialect in a flow's query, done on PostgreSQL's own
+ *	  parse trees (never on the text).
+ *
+ * Before analysis (raw tree):
+ *	- date_bin(stride, ts) with two arguments gets the epoch as its origin,
+ *	  as DataFusion's does;
+ *	- a name in HAVING that is an output alias, and no column of the FROM
+ *	  tables, stands for the aliased expression;
+ *	- DataFusion's type names (double, string, int64, ...) are PostgreSQL's;
+ *	- for flows created through flowpg.execute, an output without a name
+ *	  gets the name GreptimeDB gives it, such as sum(numbers.number).
+ * After analysis:
+ *	- now(), CURRENT_TIMESTAMP, CURRENT_DATE, LOCALTIMESTAMP and the other
+ *	  transaction-time functions become flowpg.now(), the time of the
+ *	  EVAL INTERVAL tick a run evaluates (eval_tick.c);
+ *	- SELECT DISTINCT without aggregates becomes GROUP BY on its outputs.
+ * Both steps leave a query that is already plain PostgreSQL unchanged, so
+ * the deparsed text of a flow plans to the same tree again.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_func.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+
+#include "dialect.h"
+
+/* DataFusion's origin of date_bin without one: the Unix epoch, in UTC. */
+#define EPOCH_ORIGIN "1970-01-01 00:00:00+00"
+
+/* DataFusion type names that PostgreSQL spells differently. */
+static const struct
+{
+	const char *datafusion;
+	const char *postgres;
+}			type_names[] =
+{
+	{"double", "float8"},
+	{"float64", "float8"},
+	{"float32", "float4"},
+	{"string", "text"},
+	{"int64", "int8"},
+	{"int32", "int4"},
+	{"int16", "int2"},
+	{"datetime", "timestamp"},
+};
+
+static bool
+is_unqualified_call(FuncCall *call, const char *name)
+{
+	List	   *names = call->funcname;
+
+	if (list_length(names) == 2 &&
+		strcmp(strVal(linitial(names)), "pg_catalog") == 0)
+		names = list_make1(lsecond(names));
+	return list_length(names) == 1 && strcmp(strVal(linitial(names)), name) == 0;
+}
+
+static bool
+raw_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncCall))
+	{
+		FuncCall   *call = (FuncCall *) node;
+
+		if (is_unqualified_call(call, "date_bin") && list_length(call->args) == 2 &&
+			!call->agg_star && call->agg_order == NIL)
+		{
+			A_Const    *origin = makeNode(A_Const);
+
+			/* an untyped literal: a timestamp reads it as midnight, timestamptz as UTC's */
+			origin->val.sval.type = T_String;
+			origin->val.sval.sval = EPOCH_ORIGIN;
+			origin->location = -1;
+			call->args = lappend(call->args, origin);
+		}
+	}
+	else if (IsA(node, TypeName))
+	{
+		TypeName   *type = (TypeName *) node;
+
+		if (list_length(type->names) == 1 && !type->pct_type)
+		{
+			const char *name = strVal(linitial(type->names));
+
+			for (int i = 0; i < lengthof(type_names); i++)
+				if (strcmp(name, type_names[i].datafusion) == 0)
+				{
+					type->names = list_make2(makeString("pg_catalog"),
+											 makeString(pstrdup(type_names[i].postgres)));
+					break;
+				}
+		}
+		return false;
+	}
+	return raw_expression_tree_walker(node, raw_walker, context);
+}
+
+/* Is name a column of one of the FROM list's tables (as far as they can be known)? */
+static bool
+from_has_column(List *from, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, from)
+	{
+		Node	   *item = lfirst(lc);
+
+		if (IsA(item, RangeVar))
+		{
+			Oid			relid = RangeVarGetRelid((RangeVar *) item, NoLock, true);
+
+			if (OidIsValid(relid) && get_attnum(relid, name) != InvalidAttrNumber)
+				return true;
+		}
+		else if (IsA(item, JoinExpr))
+		{
+			JoinExpr   *join = (JoinExpr *) item;
+
+			if (from_has_column(list_make2(join->larg, join->rarg), name))
+				return true;
+		}
+		else if (IsA(item, RangeSubselect))
+		{
+			SelectStmt *sub = (SelectStmt *) ((RangeSubselect *) item)->subquery;
+			ListCell   *lt;
+
+			if (!IsA(sub, SelectStmt))
+				return true;	/* cannot tell: keep PostgreSQL's meaning */
+			foreach(lt, sub->targetList)
+			{
+				ResTarget  *rt = lfirst_node(ResTarget, lt);
+
+				if (rt->name == NULL || strcmp(rt->name, name) == 0 ||
+					IsA(rt->val, ColumnRef))
+					return true;
+			}
+		}
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * HAVING names an output by its alias: the aliased expression, unless a
+ * column of that name exists (then it is the column, as in PostgreSQL).
+ * Rebuilds the expression kinds a HAVING clause is made of.
+ */
+static Node *
+having_aliases(Node *node, SelectStmt *stmt)
+{
+	if (node == NULL)
+		return NULL;
+	switch (nodeTag(node))
+	{
+		case T_ColumnRef:
+			{
+				ColumnRef  *ref = (ColumnRef *) node;
+				const char *name;
+				ListCell   *lc;
+
+				if (list_length(ref->fields) != 1 || !IsA(linitial(ref->fields), String))
+					return node;
+				name = strVal(linitial(ref->fields));
+				foreach(lc, stmt->targetList)
+				{
+					ResTarget  *rt = lfirst_node(ResTarget, lc);
+
+					if (rt->name && strcmp(rt->name, name) == 0 &&
+						!from_has_column(stmt->fromClause, name))
+						return copyObject(rt->val);
+				}
+				return node;
+			}
+		case T_A_Expr:
+			{
+				A_Expr	   *e = (A_Expr *) node;
+
+				e->lexpr = having_aliases(e->lexpr, stmt);
+				e->rexpr = having_aliases(e->rexpr, stmt);
+				return node;
+			}
+		case T_BoolExpr:
+			{
+				BoolExpr   *e = (BoolExpr *) node;
+				ListCell   *lc;
+
+				foreach(lc, e->args)
+					lfirst(lc) = having_aliases(lfirst(lc), stmt);
+				return node;
+			}
+		case T_FuncCall:
+			{
+				FuncCall   *e = (FuncCall *) node;
+				ListCell   *lc;
+
+				foreach(lc, e->args)
+					lfirst(lc) = having_aliases(lfirst(lc), stmt);
+				return node;
+			}
+		case T_TypeCast:
+			((TypeCast *) node)->arg = having_aliases(((TypeCast *) node)->arg, stmt);
+			return node;
+		case T_NullTest:
+			((NullTest *) node)->arg = (Expr *) having_aliases((Node *) ((NullTest *) node)->arg, stmt);
+			return node;
+		case T_BooleanTest:
+			((BooleanTest *) node)->arg = (Expr *) having_aliases((Node *) ((BooleanTest *) node)->arg, stmt);
+			return node;
+		case T_CoalesceExpr:
+			{
+				CoalesceExpr *e = (CoalesceExpr *) node;
+				ListCell   *lc;
+
+				foreach(lc, e->args)
+					lfirst(lc) = having_aliases(lfirst(lc), stmt);
+				return node;
+			}
+		case T_List:
+			{
+				ListCell   *lc;
+
+				foreach(lc, (List *) node)
+					lfirst(lc) = having_aliases(lfirst(lc), stmt);
+				return node;
+			}
+		default:
+			return node;
+	}
+}
+
+void
+dialect_rewrite_raw(SelectStmt *stmt, bool greptime_names)
+{
+	(void) raw_walker((Node *) stmt, NULL);
+	if (stmt->havingClause)
+		stmt->havingClause = having_aliases(stmt->havingClause, stmt);
+	if (greptime_names)
+	{
+		ListCell   *lc;
+
+		foreach(lc, stmt->targetList)
+		{
+			ResTarget  *rt = lfirst_node(ResTarget, lc);
+
+			if (rt->name == NULL && !IsA(rt->val, ColumnRef))
+				rt->name = dialect_output_name(rt->val, stmt->fromClause);
+		}
+	}
+}
+
+/* flowpg.now(), the tick time of the run (see eval_tick.c) */
+Oid
+dialect_now_function(void)
+{
+	return LookupFuncName(list_make2(makeString("flowpg"), makeString("now")),
+						  0, NULL, false);
+}
+
+static Node *
+tick_now(Oid now_func, Oid type, int32 typmod)
+{
+	Node	   *now = (Node *) makeFuncExpr(now_func, TIMESTAMPTZOID, NIL,
+											InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+
+	if (type == TIMESTAMPTZOID && typmod < 0)
+		return now;
+	return coerce_to_target_type(NULL, now, TIMESTAMPTZOID, type, typmod,
+								 COERCION_EXPLICIT, COERCE_EXPLICIT_CAST, -1);
+}
+
+static Node *
+now_mutator(Node *node, Oid *now_func)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, FuncExpr))
+	{
+		FuncExpr   *f = (FuncExpr *) node;
+
+		if (f->funcid == F_NOW || f->funcid == F_TRANSACTION_TIMESTAMP ||
+			f->funcid == F_STATEMENT_TIMESTAMP)
+			return tick_now(*now_func, TIMESTAMPTZOID, -1);
+	}
+	else if (IsA(node, SQLValueFunction))
+	{
+		SQLValueFunction *svf = (SQLValueFunction *) node;
+
+		switch (svf->op)
+		{
+			case SVFOP_CURRENT_DATE:
+			case SVFOP_CURRENT_TIME:
+			case SVFOP_CURRENT_TIME_N:
+			case SVFOP_CURRENT_TIMESTAMP:
+			case SVFOP_CURRENT_TIMESTAMP_N:
+			case SVFOP_LOCALTIME:
+			case SVFOP_LOCALTIME_N:
+			case SVFOP_LOCALTIMESTAMP:
+			case SVFOP_LOCALTIMESTAMP_N:
+				return tick_now(*now_func, svf->type, svf->typmod);
+			default:
+				break;
+		}
+	}
+	else if (IsA(node, Query))
+		return (Node *) query_tree_mutator((Query *) node, now_mutator, now_func, 0);
+	return expression_tree_mutator(node, now_mutator, now_func);
+}
+
+Query *
+dialect_rewrite_query(Query *query)
+{
+	Oid			now_func = dialect_now_function();
+
+	query = query_tree_mutator(query, now_mutator, &now_func, 0);
+
+	/* SELECT DISTINCT a, b: the groups of (a, b) */
+	if (query->distinctClause != NIL && !query->hasDistinctOn &&
+		query->groupClause == NIL && !query->hasAggs && query->havingQual == NULL &&
+		query->groupingSets == NIL)
+	{
+		query->groupClause = query->distinctClause;
+		query->distinctClause = NIL;
+	}
+	return query;
+}
+
+static bool
+now_walker(Node *node, Oid *now_func)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == *now_func)
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, now_walker, now_func, 0);
+	return expression_tree_walker(node, now_walker, now_func);
+}
+
+bool
+dialect_uses_now(Query *query)
+{
+	Oid			now_func = dialect_now_function();
+
+	return query_tree_walker(query, now_walker, &now_func, 0);
+}
+
+/* The table a column of the query belongs to, as GreptimeDB qualifies it. */
+static const char *
+single_relation_name(List *from)
+{
+	RangeVar   *rv;
+
+	if (list_length(from) != 1 || !IsA(linitial(from), RangeVar))
+		return NULL;
+	rv = linitial(from);
+	return rv->alias ? rv->alias->aliasname : rv->relname;
+}
+
+/* Arrow's name of a type, as DataFusion prints casts. */
+static const char *
+arrow_type_name(TypeName *type)
+{
+	const char *name = strVal(llast(type->names));
+	static const struct
+	{
+		const char *pg;
+		const char *arrow;
+	}			names[] =
+	{
+		{"float8", "Float64"}, {"float4", "Float32"}, {"int8", "Int64"},
+		{"int4", "Int32"}, {"int2", "Int16"}, {"text", "Utf8"}, {"varchar", "Utf8"},
+		{"bool", "Boolean"}, {"numeric", "Decimal128(38, 10)"},
+		{"timestamp", "Timestamp(Millisecond, None)"},
+	};
+
+	for (int i = 0; i < lengthof(names); i++)
+		if (strcmp(name, names[i].pg) == 0)
+			return names[i].arrow;
+	return name;
+}
+
+static bool
+append_display_name(StringInfo buf, Node *expr, const char *relation)
+{
+	switch (nodeTag(expr))
+	{
+		case T_ColumnRef:
+			{
+				ColumnRef  *ref = (ColumnRef *) expr;
+				ListCell   *lc;
+
+				if (IsA(llast(ref->fields), A_Star))
+				{
+					appendStringInfoChar(buf, '*');
+					return true;
+				}
+				if (list_length(ref->fields) == 1 && relation)
+					appendStringInfo(buf, "%s.", relation);
+				foreach(lc, ref->fields)
+					appendStringInfo(buf, "%s%s", foreach_current_index(lc) ? "." : "",
+									 strVal(lfirst(lc)));
+				return true;
+			}
+		case T_FuncCall:
+			{
+				FuncCall   *call = (FuncCall *) expr;
+				ListCell   *lc;
+
+				if (call->agg_order || call->agg_filter || call->over)
+					return false;
+				appendStringInfo(buf, "%s(", strVal(llast(call->funcname)));
+				if (call->agg_distinct)
+					appendStringInfoString(buf, "DISTINCT ");
+				if (call->agg_star)
+					appendStringInfoChar(buf, '*');
+				foreach(lc, call->args)
+				{
+					if (foreach_current_index(lc) > 0)
+						appendStringInfoChar(buf, ',');
+					if (!append_display_name(buf, lfirst(lc), relation))
+						return false;
+				}
+				appendStringInfoChar(buf, ')');
+				return true;
+			}
+		case T_A_Const:
+			{
+				A_Const    *c = (A_Const *) expr;
+
+				if (c->isnull)
+					appendStringInfoString(buf, "NULL");
+				else if (IsA(&c->val, Integer))
+					appendStringInfo(buf, "Int64(%d)", intVal(&c->val));
+				else if (IsA(&c->val, Float))
+					appendStringInfo(buf, "Float64(%s)", castNode(Float, &c->val)->fval);
+				else if (IsA(&c->val, String))
+					appendStringInfo(buf, "Utf8(\"%s\")", strVal(&c->val));
+				else if (IsA(&c->val, Boolean))
+					appendStringInfo(buf, "Boolean(%s)", boolVal(&c->val) ? "true" : "false");
+				else
+					return false;
+				return true;
+			}
+		case T_A_Expr:
+			{
+				A_Expr	   *e = (A_Expr *) expr;
+
+				if (e->kind != AEXPR_OP || e->lexpr == NULL || list_length(e->name) != 1)
+					return false;
+				if (!append_display_name(buf, e->lexpr, relation))
+					return false;
+				appendStringInfo(buf, " %s ", strVal(linitial(e->name)));
+				return append_display_name(buf, e->rexpr, relation);
+			}
+		case T_TypeCast:
+			{
+				TypeCast   *tc = (TypeCast *) expr;
+
+				appendStringInfoString(buf, "CAST(");
+				if (!append_display_name(buf, tc->arg, relation))
+					return false;
+				appendStringInfo(buf, " AS %s)", arrow_type_name(tc->typeName));
+				return true;
+			}
+		default:
+			return false;
+	}
+}
+
+/*
+ * The name GreptimeDB (DataFusion) gives an output without an alias:
+ * sum(numbers.number), count(*), count(Int64(1)); NULL when this cannot be
+ * told, and PostgreSQL's name stands.
+ */
+char *
+dialect_output_name(Node *expr, List *from)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (!append_display_name(&buf, expr, single_relation_name(from)))
+		return NULL;
+	if (buf.len >= NAMEDATALEN)
+		return NULL;			/* longer than a column name can be */
+	return buf.data;
+}

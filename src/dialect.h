@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * dialect.h
+ *	  GreptimeDB's SQL dialect in a flow's query, on PostgreSQL's parse trees.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_DIALECT_H
+#define FLOWPG_DIALECT_H
+
+#include "nodes/parsenodes.h"
+
+extern void dialect_rewrite_raw(SelectStmt *stmt, bool greptime_names);
+extern Query *dialect_rewrite_query(Query *query);
+extern bool dialect_uses_now(Query *query);
+extern Oid	dialect_now_function(void);
+extern char *dialect_output_name(Node *expr, List *from);
+
+#endif							/* FLOWPG_DIALECT_H */

@@ -1,0 +1,111 @@
+/*-------------------------------------------------------------------------
+ *
+ * eval_tick.c
+ *	  EVAL INTERVAL ticks, as GreptimeDB defines them: a flow with an
+ *	  eval_interval runs at the multiples of it since the Unix epoch (a
+ *	  '1 minute' flow at whole minutes), and flowpg.now() in its query is
+ *	  the time of the tick a run evaluates, not of the transaction.
+ *
+ * The tick belongs to the transaction that set it (the worker's run, or a
+ * session's flush_flow): flowpg.now() anywhere else is now().  It is
+ * PARALLEL RESTRICTED, so parallel workers never evaluate it without the
+ * leader's tick.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "fmgr.h"
+#include "storage/proc.h"
+#include "utils/timestamp.h"
+
+#include "eval_tick.h"
+
+/* Unix epoch in PostgreSQL's timestamps (µs since 2000-01-01) */
+#define UNIX_EPOCH_TS ((int64) (UNIX_EPOCH_JDATE - POSTGRES_EPOCH_JDATE) * USECS_PER_DAY)
+
+static TimestampTz current_tick;
+static LocalTransactionId tick_lxid = InvalidLocalTransactionId;
+
+PG_FUNCTION_INFO_V1(flowpg_now);
+
+int64
+eval_interval_usecs(const Interval *eval_interval)
+{
+	/* months are refused when the flow is created */
+	return eval_interval->time + (int64) eval_interval->day * USECS_PER_DAY;
+}
+
+/* The last tick at or before t. */
+TimestampTz
+eval_tick_floor(const Interval *eval_interval, TimestampTz t)
+{
+	int64		step = eval_interval_usecs(eval_interval);
+	int64		since = t - UNIX_EPOCH_TS;
+	int64		rem = since % step;
+
+	if (rem < 0)
+		rem += step;
+	return t - rem;
+}
+
+/* The first tick after t. */
+TimestampTz
+eval_tick_after(const Interval *eval_interval, TimestampTz t)
+{
+	return eval_tick_floor(eval_interval, t) + eval_interval_usecs(eval_interval);
+}
+
+/*
+ * The tick a run due at "due" evaluates at "now": the due one, unless ticks
+ * were missed (a stopped server, a long run); then, as GreptimeDB's bounded
+ * catch-up does, only the newest EVAL_TICK_MAX_CATCHUP of them that are
+ * within max(5 minutes, that many intervals) of now, one run each.
+ */
+TimestampTz
+eval_tick_to_run(const Interval *eval_interval, TimestampTz due, TimestampTz now)
+{
+	int64		step = eval_interval_usecs(eval_interval);
+	TimestampTz last = eval_tick_floor(eval_interval, now);
+	TimestampTz oldest = last - (EVAL_TICK_MAX_CATCHUP - 1) * step;
+	TimestampTz horizon = now - Max(EVAL_TICK_CATCHUP_HORIZON, EVAL_TICK_MAX_CATCHUP * step);
+
+	if (oldest < horizon)
+		oldest = eval_tick_after(eval_interval, horizon - 1);
+	due = eval_tick_floor(eval_interval, due);
+	return due < oldest ? oldest : (due > last ? last : due);
+}
+
+void
+eval_tick_set(TimestampTz tick)
+{
+	current_tick = tick;
+	tick_lxid = MyProc->lxid;
+}
+
+bool
+eval_tick_get(TimestampTz *tick)
+{
+	if (tick_lxid != MyProc->lxid || tick_lxid == InvalidLocalTransactionId)
+		return false;
+	*tick = current_tick;
+	return true;
+}
+
+void
+eval_tick_clear(void)
+{
+	tick_lxid = InvalidLocalTransactionId;
+}
+
+/* flowpg.now(): the tick being evaluated, else the transaction's start. */
+Datum
+flowpg_now(PG_FUNCTION_ARGS)
+{
+	TimestampTz tick;
+
+	if (eval_tick_get(&tick))
+		PG_RETURN_TIMESTAMPTZ(tick);
+	PG_RETURN_TIMESTAMPTZ(GetCurrentTransactionStartTimestamp());
+}

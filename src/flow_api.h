@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * flow_api.h
+ *	  Creating, dropping and flushing flows, for the SQL functions and for
+ *	  the GreptimeDB front end (greptime.c), which both call these.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_FLOW_API_H
+#define FLOWPG_FLOW_API_H
+
+#include "utils/timestamp.h"
+
+/* What create_flow is asked to do: its arguments. */
+typedef struct FlowDefinition
+{
+	const char *flow_name;
+	const char *sink_name;
+	const char *query_text;
+	const char *mode_name;		/* auto, streaming, batching */
+	Interval   *expire_after;	/* NULL: never */
+	Interval   *eval_interval;	/* NULL: adaptive */
+	const char *comment;
+	bool		or_replace;
+	bool		if_not_exists;
+	bool		backfill;
+	/* from flowpg.execute: the statement, and the query as written there */
+	const struct FlowQuerySource *source;
+	const char *written_query;
+	const char *greptime_options;	/* JSON object of its WITH options */
+} FlowDefinition;
+
+typedef enum FlowCreated
+{
+	FLOW_CREATED,
+	FLOW_REPLACED,
+	FLOW_KEPT					/* it existed and if_not_exists was given */
+} FlowCreated;
+
+extern int64 flow_create(const FlowDefinition *def, FlowCreated *outcome);
+extern bool flow_drop(const char *flow_name, bool if_exists);
+extern int64 flow_flush(const char *flow_name);
+extern void flow_set_comment(const char *flow_name, const char *comment);
+
+#endif							/* FLOWPG_FLOW_API_H */

@@ -1,0 +1,1156 @@
+/*-------------------------------------------------------------------------
+ *
+ * greptime.c
+ *	  GreptimeDB's flow statements, through flowpg.execute(statement).
+ *
+ * The statement is split into tokens by PostgreSQL's own SQL scanner (so
+ * comments, quoting and whitespace are PostgreSQL's) and parsed by
+ * recursive descent:
+ *
+ *	CREATE [OR REPLACE] FLOW [IF NOT EXISTS] name SINK TO table
+ *		[EXPIRE AFTER interval] [EVAL INTERVAL interval] [COMMENT 'text']
+ *		[WITH (option = value, ...)] AS query
+ *	DROP FLOW [IF EXISTS] name
+ *	SHOW FLOWS [LIKE 'pattern'] | SHOW CREATE FLOW name
+ *	SHOW FLOW STATUS [LIKE 'pattern'] | ADMIN FLUSH_FLOW('name')
+ *	COMMENT ON FLOW name IS 'text' | NULL
+ *
+ * and mapped onto the native API (flow_api.c).  Each statement returns rows
+ * of (flow_name, result, affected_rows).  A flow whose source tables do not
+ * exist yet is refused, or with defer_on_missing_source kept pending
+ * (pending_flow.c) and created, as its owner under the settings it was
+ * created with, when a table is created (flowpg_start_pending_flows, an
+ * event trigger).
+ *
+ * Inside the query, the few GreptimeDB spellings that PostgreSQL cannot
+ * even parse are fixed on the scanner's tokens, keeping every position:
+ * `backquoted` names, a comma before FROM, AS 'alias' and
+ * current_timestamp().  Everything else of the dialect is done on the
+ * parse trees (dialect.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
+#include "commands/dbcommands.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parser.h"
+#include "parser/scanner.h"
+#include "parser/gram.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+
+#include "catalog.h"
+#include "flow_api.h"
+#include "pending_flow.h"
+#include "planner.h"
+#include "settings.h"
+#include "subxact.h"
+
+PG_FUNCTION_INFO_V1(flowpg_execute);
+PG_FUNCTION_INFO_V1(flowpg_start_pending_flows);
+
+/* The scanner is asked to know no keywords: every word is an IDENT. */
+static const ScanKeywordList no_keywords = {"", NULL, NULL, 0, 0};
+static const uint16 no_keyword_tokens[1] = {0};
+
+typedef enum TokenKind
+{
+	TOK_END,
+	TOK_WORD,					/* an unquoted name, downcased */
+	TOK_QUOTED,					/* a "quoted" name */
+	TOK_STRING,					/* 'a string', its value */
+	TOK_NUMBER,
+	TOK_TYPECAST,				/* :: */
+	TOK_CHAR,					/* ( ) , = . ; and other single characters */
+	TOK_OTHER					/* operators, parameters, bit strings */
+} TokenKind;
+
+typedef struct Token
+{
+	TokenKind	kind;
+	char	   *value;
+	char		ch;				/* TOK_CHAR */
+	int			start;			/* byte offset in the statement */
+} Token;
+
+typedef struct Parser
+{
+	const char *statement;		/* as given: errors point into it */
+	char	   *text;			/* the same, with the query's fixes */
+	Token	   *tokens;
+	int			ntokens;
+	int			pos;
+	int			error_at;		/* byte offset for errors without a position, or -1 */
+} Parser;
+
+typedef enum StatementKind
+{
+	STMT_CREATE,
+	STMT_DROP,
+	STMT_SHOW_FLOWS,
+	STMT_SHOW_CREATE,
+	STMT_SHOW_STATUS,
+	STMT_FLUSH,
+	STMT_COMMENT
+} StatementKind;
+
+typedef struct FlowStatement
+{
+	StatementKind kind;
+	char	   *flow_name;
+	bool		or_replace;
+	bool		if_not_exists;
+	bool		if_exists;
+	char	   *sink_name;		/* quoted, schema-qualified when given so */
+	Interval   *expire_after;
+	Interval   *eval_interval;
+	char	   *comment;		/* COMMENT, COMMENT ON FLOW (NULL: none) */
+	char	   *pattern;		/* LIKE */
+	/* WITH */
+	bool		defer_on_missing_source;
+	bool		incremental_read;
+	char	   *mode;
+	bool		backfill;
+	char	   *with_json;		/* the options as given, for flow_definition */
+	/* AS */
+	int			query_start;	/* byte offsets */
+	int			query_end;
+} FlowStatement;
+
+/* Errors point into the statement (like PL/pgSQL's into its function). */
+static void
+statement_error_callback(void *arg)
+{
+	Parser	   *p = (Parser *) arg;
+	int			position = geterrposition();
+
+	if (position > 0)
+	{
+		errposition(0);
+		internalerrposition(position);
+		internalerrquery(p->statement);
+	}
+	else if (p->error_at >= 0 && getinternalerrposition() == 0)
+	{
+		internalerrposition(pg_mbstrlen_with_len(p->statement, p->error_at) + 1);
+		internalerrquery(p->statement);
+	}
+}
+
+/* `name`: "name", in place; false when there is none. */
+static bool
+fix_backquotes(char *text)
+{
+	core_yy_extra_type extra;
+	core_yyscan_t scanner = scanner_init(text, &extra, &no_keywords, no_keyword_tokens);
+	core_YYSTYPE lval;
+	int			loc;
+	int			tok;
+	bool		fixed = false;
+
+	/* ` is an operator character to PostgreSQL's scanner */
+	while ((tok = core_yylex(&lval, &loc, scanner)) != 0)
+	{
+		if (tok == Op && strchr(lval.str, '`') != NULL)
+		{
+			char	   *open = text + loc + (strchr(lval.str, '`') - lval.str);
+			char	   *close = strchr(open + 1, '`');
+
+			if (close == NULL)
+				break;			/* the parser reports it */
+			*open = '"';
+			*close = '"';
+			fixed = true;
+			break;				/* scan again: what follows changed meaning */
+		}
+	}
+	scanner_finish(scanner);
+	return fixed;
+}
+
+static void
+tokenize(Parser *p)
+{
+	core_yy_extra_type extra;
+	core_yyscan_t scanner;
+	core_YYSTYPE lval;
+	int			loc;
+	int			tok;
+	int			allocated = 64;
+
+	while (fix_backquotes(p->text))
+		;
+	scanner = scanner_init(p->text, &extra, &no_keywords, no_keyword_tokens);
+	p->tokens = palloc(sizeof(Token) * allocated);
+	p->ntokens = 0;
+	do
+	{
+		Token	   *t;
+
+		tok = core_yylex(&lval, &loc, scanner);
+		if (p->ntokens == allocated)
+		{
+			allocated *= 2;
+			p->tokens = repalloc(p->tokens, sizeof(Token) * allocated);
+		}
+		t = &p->tokens[p->ntokens++];
+		t->start = tok == 0 ? strlen(p->text) : loc;
+		t->value = NULL;
+		t->ch = 0;
+		switch (tok)
+		{
+			case 0:
+				t->kind = TOK_END;
+				break;
+			case IDENT:
+				t->kind = p->text[loc] == '"' ? TOK_QUOTED : TOK_WORD;
+				t->value = lval.str;
+				break;
+			case SCONST:
+				t->kind = TOK_STRING;
+				t->value = lval.str;
+				break;
+			case ICONST:
+				t->kind = TOK_NUMBER;
+				t->value = psprintf("%d", lval.ival);
+				break;
+			case FCONST:
+				t->kind = TOK_NUMBER;
+				t->value = lval.str;
+				break;
+			case TYPECAST:
+				t->kind = TOK_TYPECAST;
+				break;
+			default:
+				if (tok > 0 && tok < 256)
+				{
+					t->kind = TOK_CHAR;
+					t->ch = (char) tok;
+				}
+				else
+					t->kind = TOK_OTHER;
+				break;
+		}
+	} while (tok != 0);
+	scanner_finish(scanner);
+}
+
+static Token *
+current(Parser *p)
+{
+	return &p->tokens[p->pos];
+}
+
+static const char *
+token_text(Parser *p, Token *t)
+{
+	int			end;
+
+	if (t->kind == TOK_END)
+		return NULL;
+	end = (t + 1)->start;
+	while (end > t->start && isspace((unsigned char) p->statement[end - 1]))
+		end--;
+	return pnstrdup(p->statement + t->start, Max(end - t->start, 1));
+}
+
+static void
+syntax_error(Parser *p, const char *expected)
+{
+	Token	   *t = current(p);
+	const char *found = token_text(p, t);
+
+	p->error_at = t->start;
+	ereport(ERROR,
+			(errcode(ERRCODE_SYNTAX_ERROR),
+			 found ? errmsg("syntax error at or near \"%s\"", found) :
+			 errmsg("syntax error at end of input"),
+			 errdetail("Expected %s.", expected)));
+}
+
+static bool
+is_word(Token *t, const char *word)
+{
+	return t->kind == TOK_WORD && strcmp(t->value, word) == 0;
+}
+
+static bool
+accept_word(Parser *p, const char *word)
+{
+	if (!is_word(current(p), word))
+		return false;
+	p->pos++;
+	return true;
+}
+
+static void
+expect_word(Parser *p, const char *word, const char *expected)
+{
+	if (!accept_word(p, word))
+		syntax_error(p, expected);
+}
+
+static bool
+accept_char(Parser *p, char c)
+{
+	if (current(p)->kind != TOK_CHAR || current(p)->ch != c)
+		return false;
+	p->pos++;
+	return true;
+}
+
+static void
+expect_char(Parser *p, char c)
+{
+	if (!accept_char(p, c))
+		syntax_error(p, psprintf("\"%c\"", c));
+}
+
+static char *
+parse_identifier(Parser *p, const char *expected)
+{
+	Token	   *t = current(p);
+
+	if (t->kind != TOK_WORD && t->kind != TOK_QUOTED)
+		syntax_error(p, expected);
+	p->pos++;
+	return t->value;
+}
+
+/* name [. name ...]: up to max parts */
+static List *
+parse_qualified(Parser *p, const char *expected, int max)
+{
+	List	   *parts = list_make1(makeString(parse_identifier(p, expected)));
+
+	while (accept_char(p, '.'))
+	{
+		if (list_length(parts) == max)
+		{
+			p->pos--;
+			syntax_error(p, "a name with fewer parts");
+		}
+		parts = lappend(parts, makeString(parse_identifier(p, "a name after \".\"")));
+	}
+	return parts;
+}
+
+/* GreptimeDB's catalog is flowpg's database: a leading part must name it. */
+static List *
+strip_catalog(Parser *p, List *parts, int max_without, int first_token)
+{
+	if (list_length(parts) > max_without)
+	{
+		const char *catalog = strVal(linitial(parts));
+
+		if (strcmp(catalog, get_database_name(MyDatabaseId)) != 0)
+		{
+			p->error_at = p->tokens[first_token].start;
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cross-database references are not implemented: %s",
+							NameListToString(parts)),
+					 errdetail("GreptimeDB's catalog is the database here: flows of database \"%s\" only.",
+							   get_database_name(MyDatabaseId))));
+		}
+		parts = list_delete_first(parts);
+	}
+	return parts;
+}
+
+static char *
+parse_flow_name(Parser *p)
+{
+	int			first = p->pos;
+	List	   *parts = parse_qualified(p, "a flow name", 2);
+
+	return strVal(linitial(strip_catalog(p, parts, 1, first)));
+}
+
+static char *
+parse_string(Parser *p, const char *expected)
+{
+	Token	   *t = current(p);
+
+	if (t->kind != TOK_STRING)
+		syntax_error(p, expected);
+	p->pos++;
+	return t->value;
+}
+
+/*
+ * An interval as GreptimeDB writes them: 'text', 'text'::INTERVAL,
+ * INTERVAL 'text' [unit], and the text in PostgreSQL's interval syntax,
+ * which reads its abbreviations too ('1h', '30m', '7days', '300 s').
+ */
+static Interval *
+parse_interval(Parser *p, const char *clause)
+{
+	Token	   *start = current(p);
+	char	   *text;
+	Interval   *result;
+
+	if (accept_char(p, '('))
+	{
+		result = parse_interval(p, clause);
+		expect_char(p, ')');
+		return result;
+	}
+	if (accept_word(p, "interval"))
+	{
+		text = parse_string(p, "an interval string after INTERVAL");
+		/* INTERVAL '1' HOUR */
+		if (current(p)->kind == TOK_WORD &&
+			(is_word(current(p), "second") || is_word(current(p), "minute") ||
+			 is_word(current(p), "hour") || is_word(current(p), "day") ||
+			 is_word(current(p), "week")))
+			text = psprintf("%s %s", text, current(p)->value), p->pos++;
+	}
+	else
+		text = parse_string(p, psprintf("an interval after %s, such as '1 hour'", clause));
+	if (current(p)->kind == TOK_TYPECAST)
+	{
+		p->pos++;
+		expect_word(p, "interval", "INTERVAL after \"::\"");
+	}
+
+	p->error_at = start->start;
+	result = DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(text),
+												   ObjectIdGetDatum(InvalidOid),
+												   Int32GetDatum(-1)));
+	if (result->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("interval with months is not allowed in %s", clause),
+				 errdetail("Months and years have no fixed length."),
+				 errhint("Give it in days, hours, minutes or seconds.")));
+	if (result->day < 0 || result->time < 0 || (result->day == 0 && result->time == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be positive, got %s", clause,
+						DatumGetCString(DirectFunctionCall1(interval_out,
+															IntervalPGetDatum(result))))));
+	p->error_at = -1;
+	return result;
+}
+
+static bool
+option_bool(Parser *p, const char *key, const char *value, Token *at)
+{
+	if (pg_strcasecmp(value, "true") == 0)
+		return true;
+	if (pg_strcasecmp(value, "false") == 0)
+		return false;
+	p->error_at = at->start;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid flow option '%s': '%s'", key, value),
+			 errdetail("The option is true or false.")));
+	return false;				/* keep the compiler quiet */
+}
+
+/* WITH (key = value, ...): GreptimeDB's options and flowpg's own. */
+static void
+parse_with(Parser *p, FlowStatement *s)
+{
+	StringInfoData json;
+	List	   *seen = NIL;
+
+	initStringInfo(&json);
+	appendStringInfoChar(&json, '{');
+	expect_char(p, '(');
+	do
+	{
+		Token	   *key_token = current(p);
+		Token	   *value_token;
+		char	   *key;
+		char	   *value;
+
+		if (key_token->kind == TOK_STRING)
+			key = parse_string(p, "an option name");
+		else
+			key = parse_identifier(p, "an option name");
+		expect_char(p, '=');
+		value_token = current(p);
+		if (value_token->kind == TOK_STRING || value_token->kind == TOK_WORD ||
+			value_token->kind == TOK_NUMBER)
+			value = value_token->value, p->pos++;
+		else
+			syntax_error(p, "an option value");
+
+		p->error_at = key_token->start;
+		if (list_member(seen, makeString(key)))
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("flow option '%s' is given more than once", key)));
+		seen = lappend(seen, makeString(key));
+		if (strcmp(key, "defer_on_missing_source") == 0)
+			s->defer_on_missing_source = option_bool(p, key, value, value_token);
+		else if (strcmp(key, "experimental_enable_incremental_read") == 0)
+			s->incremental_read = option_bool(p, key, value, value_token);
+		else if (strcmp(key, "backfill") == 0)
+			s->backfill = option_bool(p, key, value, value_token);
+		else if (strcmp(key, "mode") == 0)
+		{
+			if (strcmp(value, "auto") != 0 && strcmp(value, "streaming") != 0 &&
+				strcmp(value, "batching") != 0)
+			{
+				p->error_at = value_token->start;
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid flow option 'mode': '%s'", value),
+						 errdetail("The mode is 'auto', 'streaming' or 'batching'.")));
+			}
+			s->mode = value;
+		}
+		else if (strcmp(key, "flow_type") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("flow option 'flow_type' is reserved for internal use"),
+					 errhint("flowpg's option mode = 'streaming' or 'batching' asks for an engine.")));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown flow option '%s'", key),
+					 errdetail("Supported options: defer_on_missing_source, experimental_enable_incremental_read, mode, backfill.")));
+		p->error_at = -1;
+
+		/* as GreptimeDB shows them: booleans as 'true' / 'false' */
+		if (json.len > 1)
+			appendStringInfoString(&json, ", ");
+		escape_json(&json, key);
+		appendStringInfoString(&json, ": ");
+		if (strcmp(key, "mode") == 0)
+			escape_json(&json, value);
+		else
+			escape_json(&json, option_bool(p, key, value, value_token) ? "true" : "false");
+	} while (accept_char(p, ','));
+	expect_char(p, ')');
+	appendStringInfoChar(&json, '}');
+	s->with_json = json.data;
+}
+
+/* The sink: [catalog.][schema.]table, quoted for the native API. */
+static char *
+parse_sink(Parser *p)
+{
+	int			first = p->pos;
+	List	   *parts = strip_catalog(p, parse_qualified(p, "a sink table name", 3), 2, first);
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, parts)
+		appendStringInfo(&buf, "%s%s", foreach_current_index(lc) ? "." : "",
+						 quote_identifier(strVal(lfirst(lc))));
+	return buf.data;
+}
+
+/*
+ * GreptimeDB spellings PostgreSQL's grammar rejects, fixed on the tokens of
+ * the query in place (same length, so positions hold): a comma right
+ * before FROM, AS 'alias', current_timestamp() and its kin.
+ */
+static void
+fix_query_tokens(Parser *p, int from)
+{
+	for (int i = from; i < p->ntokens - 1; i++)
+	{
+		Token	   *t = &p->tokens[i];
+		Token	   *next = &p->tokens[i + 1];
+
+		if (t->kind == TOK_CHAR && t->ch == ',' && is_word(next, "from"))
+			p->text[t->start] = ' ';
+		else if (is_word(t, "as") && next->kind == TOK_STRING)
+		{
+			int			len = strlen(next->value);
+
+			/* only a plain 'alias': its quotes become double quotes */
+			if (p->text[next->start] == '\'' &&
+				p->text[next->start + len + 1] == '\'' &&
+				strchr(next->value, '"') == NULL && strchr(next->value, '\'') == NULL)
+			{
+				p->text[next->start] = '"';
+				p->text[next->start + len + 1] = '"';
+			}
+		}
+		else if ((is_word(t, "current_timestamp") || is_word(t, "current_date") ||
+				  is_word(t, "current_time") || is_word(t, "localtimestamp") ||
+				  is_word(t, "localtime")) &&
+				 next->kind == TOK_CHAR && next->ch == '(' && i + 2 < p->ntokens &&
+				 p->tokens[i + 2].kind == TOK_CHAR && p->tokens[i + 2].ch == ')')
+		{
+			p->text[next->start] = ' ';
+			p->text[p->tokens[i + 2].start] = ' ';
+		}
+	}
+}
+
+static void
+parse_create(Parser *p, FlowStatement *s)
+{
+	int			or_token = -1;
+
+	if (accept_word(p, "or"))
+	{
+		or_token = p->pos - 1;
+		expect_word(p, "replace", "REPLACE after OR");
+		s->or_replace = true;
+	}
+	expect_word(p, "flow", "FLOW");
+	if (accept_word(p, "if"))
+	{
+		expect_word(p, "not", "NOT after IF");
+		expect_word(p, "exists", "EXISTS after IF NOT");
+		s->if_not_exists = true;
+	}
+	if (s->or_replace && s->if_not_exists)
+	{
+		p->error_at = p->tokens[or_token].start;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("CREATE FLOW cannot have both IF NOT EXISTS and OR REPLACE"),
+				 errhint("OR REPLACE replaces an existing flow; IF NOT EXISTS keeps it.")));
+	}
+	s->flow_name = parse_flow_name(p);
+	expect_word(p, "sink", "SINK TO");
+	expect_word(p, "to", "TO after SINK");
+	s->sink_name = parse_sink(p);
+	if (accept_word(p, "expire"))
+	{
+		expect_word(p, "after", "AFTER after EXPIRE");
+		s->expire_after = parse_interval(p, "EXPIRE AFTER");
+	}
+	if (accept_word(p, "eval"))
+	{
+		expect_word(p, "interval", "INTERVAL after EVAL");
+		s->eval_interval = parse_interval(p, "EVAL INTERVAL");
+	}
+	if (accept_word(p, "comment"))
+		s->comment = parse_string(p, "a string after COMMENT");
+	if (accept_word(p, "with"))
+		parse_with(p, s);
+	if (!accept_word(p, "as"))
+		syntax_error(p, s->with_json ? "AS" :
+					 s->comment ? "WITH or AS" :
+					 s->eval_interval ? "COMMENT, WITH or AS" :
+					 s->expire_after ? "EVAL INTERVAL, COMMENT, WITH or AS" :
+					 "EXPIRE AFTER, EVAL INTERVAL, COMMENT, WITH or AS");
+	if (current(p)->kind == TOK_END)
+		syntax_error(p, "the flow's query after AS");
+	s->query_start = current(p)->start;
+	/* the query as written ends before a final ";" and blanks */
+	s->query_end = p->tokens[p->ntokens - 1].start;
+	if (p->ntokens >= 2 && p->tokens[p->ntokens - 2].kind == TOK_CHAR &&
+		p->tokens[p->ntokens - 2].ch == ';')
+		s->query_end = p->tokens[p->ntokens - 2].start;
+	while (s->query_end > s->query_start && isspace((unsigned char) p->statement[s->query_end - 1]))
+		s->query_end--;
+	fix_query_tokens(p, p->pos);
+}
+
+static void
+parse_statement(Parser *p, FlowStatement *s)
+{
+	if (accept_word(p, "create"))
+	{
+		s->kind = STMT_CREATE;
+		parse_create(p, s);
+		return;					/* the query runs to the end */
+	}
+	if (accept_word(p, "drop"))
+	{
+		s->kind = STMT_DROP;
+		expect_word(p, "flow", "FLOW after DROP");
+		if (accept_word(p, "if"))
+		{
+			expect_word(p, "exists", "EXISTS after IF");
+			s->if_exists = true;
+		}
+		s->flow_name = parse_flow_name(p);
+	}
+	else if (accept_word(p, "show"))
+	{
+		if (accept_word(p, "flows"))
+			s->kind = STMT_SHOW_FLOWS;
+		else if (accept_word(p, "create"))
+		{
+			s->kind = STMT_SHOW_CREATE;
+			expect_word(p, "flow", "FLOW after SHOW CREATE");
+			s->flow_name = parse_flow_name(p);
+		}
+		else if (accept_word(p, "flow"))
+		{
+			s->kind = STMT_SHOW_STATUS;
+			expect_word(p, "status", "STATUS after SHOW FLOW");
+		}
+		else
+			syntax_error(p, "FLOWS, CREATE FLOW or FLOW STATUS after SHOW");
+		if (s->kind != STMT_SHOW_CREATE)
+		{
+			int			first = p->pos;
+
+			if (accept_word(p, "in") || accept_word(p, "from"))
+				(void) strip_catalog(p, list_make2(makeString(parse_identifier(p, "a database name")),
+												   makeString("")), 1, first);
+			if (accept_word(p, "like"))
+				s->pattern = parse_string(p, "a pattern string after LIKE");
+		}
+	}
+	else if (accept_word(p, "admin"))
+	{
+		int			first;
+
+		s->kind = STMT_FLUSH;
+		expect_word(p, "flush_flow", "FLUSH_FLOW after ADMIN");
+		expect_char(p, '(');
+		first = p->pos;
+		if (current(p)->kind == TOK_STRING)
+		{
+			/* 'flow' or 'catalog.flow' */
+			char	   *name = parse_string(p, "the flow's name");
+			List	   *parts = NIL;
+
+			if (!SplitIdentifierString(pstrdup(name), '.', &parts) || list_length(parts) > 2)
+				parts = list_make1(name);
+			s->flow_name = llast(strip_catalog(p, parts, 1, first));
+			if (list_length(parts) == 1)
+				s->flow_name = name;	/* as written, case and all */
+		}
+		else
+			s->flow_name = parse_flow_name(p);
+		expect_char(p, ')');
+	}
+	else if (accept_word(p, "comment"))
+	{
+		s->kind = STMT_COMMENT;
+		expect_word(p, "on", "ON after COMMENT");
+		expect_word(p, "flow", "FLOW after COMMENT ON");
+		s->flow_name = parse_flow_name(p);
+		expect_word(p, "is", "IS");
+		if (!accept_word(p, "null"))
+			s->comment = parse_string(p, "a string or NULL after IS");
+	}
+	else
+		syntax_error(p, "CREATE FLOW, DROP FLOW, SHOW FLOWS, SHOW CREATE FLOW, SHOW FLOW STATUS, ADMIN FLUSH_FLOW or COMMENT ON FLOW");
+
+	(void) accept_char(p, ';');
+	if (current(p)->kind != TOK_END)
+		syntax_error(p, "the end of the statement");
+}
+
+static void
+parse(Parser *p, const char *statement, FlowStatement *s)
+{
+	p->statement = statement;
+	p->text = pstrdup(statement);
+	p->pos = 0;
+	p->error_at = -1;
+	tokenize(p);
+	memset(s, 0, sizeof(FlowStatement));
+	s->backfill = true;
+	s->mode = "auto";
+	parse_statement(p, s);
+}
+
+/* The result rows: (flow_name, result, affected_rows). */
+static void
+put_row(ReturnSetInfo *rsinfo, const char *flow_name, const char *result,
+		bool has_rows, int64 rows)
+{
+	Datum		values[3];
+	bool		nulls[3] = {flow_name == NULL, result == NULL, !has_rows};
+
+	values[0] = flow_name ? CStringGetTextDatum(flow_name) : (Datum) 0;
+	values[1] = result ? CStringGetTextDatum(result) : (Datum) 0;
+	values[2] = Int64GetDatum(rows);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* Source tables the query names that do not exist (search_path as now). */
+typedef struct MissingContext
+{
+	List	   *ctes;
+	List	   *missing;
+} MissingContext;
+
+static bool
+missing_walker(Node *node, MissingContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, WithClause))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((WithClause *) node)->ctes)
+			cxt->ctes = lappend(cxt->ctes, ((CommonTableExpr *) lfirst(lc))->ctename);
+	}
+	if (IsA(node, RangeVar))
+	{
+		RangeVar   *rv = (RangeVar *) node;
+		ListCell   *lc;
+
+		if (rv->schemaname == NULL)
+			foreach(lc, cxt->ctes)
+				if (strcmp(lfirst(lc), rv->relname) == 0)
+					return false;
+		if (!OidIsValid(RangeVarGetRelid(rv, NoLock, true)))
+			cxt->missing = lappend(cxt->missing,
+								   rv->schemaname ? psprintf("%s.%s", rv->schemaname, rv->relname) :
+								   rv->relname);
+		return false;
+	}
+	return raw_expression_tree_walker(node, missing_walker, (void *) cxt);
+}
+
+static char *
+missing_sources(Parser *p, const char *query)
+{
+	MissingContext cxt = {NIL, NIL};
+	List	   *raw;
+	StringInfoData buf;
+	ListCell   *lc;
+
+	p->error_at = -1;
+	raw = raw_parser(query, RAW_PARSE_DEFAULT);
+	foreach(lc, raw)
+		(void) missing_walker(lfirst_node(RawStmt, lc)->stmt, &cxt);
+	if (cxt.missing == NIL)
+		return NULL;
+	initStringInfo(&buf);
+	foreach(lc, cxt.missing)
+		appendStringInfo(&buf, "%s%s", foreach_current_index(lc) ? ", " : "",
+						 (char *) lfirst(lc));
+	return buf.data;
+}
+
+static void
+check_pending_owner(PendingFlow *pending)
+{
+	if (!has_privs_of_role(GetUserId(), pending->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of flow %s", pending->flow_name)));
+}
+
+/* Positions of errors in the query (raw_parser's) are the statement's. */
+typedef struct QueryErrorPosition
+{
+	Parser	   *p;
+	int			offset;			/* characters before the query */
+} QueryErrorPosition;
+
+static void
+query_error_callback(void *arg)
+{
+	QueryErrorPosition *where = (QueryErrorPosition *) arg;
+	int			position = geterrposition();
+
+	if (position > 0)
+	{
+		errposition(0);
+		internalerrposition(position + where->offset);
+		internalerrquery(where->p->statement);
+	}
+}
+
+static void
+execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting_pending)
+{
+	const char *query = p->text + s->query_start;
+	int			offset = pg_mbstrlen_with_len(p->statement, s->query_start);
+	FlowQuerySource source = {p->statement, offset, true};
+	FlowDefinition def = {0};
+	QueryErrorPosition where = {p, offset};
+	ErrorContextCallback callback;
+	PendingFlow *pending;
+	FlowEntry  *existing;
+	FlowCreated outcome;
+	char	   *missing;
+
+	catalog_lock_flow_name(s->flow_name);
+	existing = catalog_get_by_name(s->flow_name);
+	pending = starting_pending ? NULL : pending_flow_get(s->flow_name);
+
+	callback.callback = query_error_callback;
+	callback.arg = &where;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	missing = missing_sources(p, query);
+	error_context_stack = callback.previous;
+
+	if (missing)
+	{
+		PendingFlow flow;
+
+		if (!s->defer_on_missing_source)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("missing source tables for flow \"%s\": %s", s->flow_name, missing),
+					 errhint("Create the tables first, or use WITH (defer_on_missing_source = true) to create a pending flow that starts when they appear.")));
+		if (starting_pending)
+			return;				/* still waiting */
+		if (existing || (pending && !s->or_replace))
+		{
+			if (s->if_not_exists)
+			{
+				ereport(NOTICE,
+						(errcode(ERRCODE_DUPLICATE_OBJECT),
+						 errmsg("flow \"%s\" already exists, skipping", s->flow_name)));
+				put_row(rsinfo, s->flow_name, "exists", true, 0);
+				return;
+			}
+			if (existing && s->or_replace)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot replace flow \"%s\" by a pending flow", s->flow_name),
+						 errdetail("Its new source tables do not exist: %s.", missing),
+						 errhint("Drop the flow first, or create the tables.")));
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("flow \"%s\" already exists", s->flow_name),
+					 errhint("Use CREATE OR REPLACE FLOW to replace it, or IF NOT EXISTS to keep it.")));
+		}
+		if (pending)
+			check_pending_owner(pending);
+		flow.flow_name = s->flow_name;
+		flow.owner = GetUserId();
+		flow.statement = (char *) p->statement;
+		flow.settings = flow_settings_capture();
+		flow.sink_name = s->sink_name;
+		flow.comment = s->comment;
+		pending_flow_add(&flow, missing);
+		ereport(NOTICE,
+				(errmsg("flow \"%s\" is pending: it starts when %s exists", s->flow_name, missing)));
+		put_row(rsinfo, s->flow_name, "pending", true, 0);
+		return;
+	}
+
+	if (pending)
+	{
+		if (s->if_not_exists)
+		{
+			ereport(NOTICE,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("flow \"%s\" already exists, skipping", s->flow_name)));
+			put_row(rsinfo, s->flow_name, "exists", true, 0);
+			return;
+		}
+		if (!s->or_replace)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("flow \"%s\" already exists", s->flow_name),
+					 errdetail("It is pending: it waits for its source tables."),
+					 errhint("Use CREATE OR REPLACE FLOW to replace it.")));
+		check_pending_owner(pending);
+		pending_flow_remove(s->flow_name);
+	}
+
+	def.flow_name = s->flow_name;
+	def.sink_name = s->sink_name;
+	def.query_text = query;
+	def.mode_name = s->mode;
+	def.expire_after = s->expire_after;
+	def.eval_interval = s->eval_interval;
+	def.comment = s->comment;
+	def.or_replace = s->or_replace;
+	def.if_not_exists = s->if_not_exists;
+	def.backfill = s->backfill;
+	def.source = &source;
+	def.written_query = pnstrdup(p->statement + s->query_start, s->query_end - s->query_start);
+	def.greptime_options = s->with_json;
+	(void) flow_create(&def, &outcome);
+	if (rsinfo)
+		put_row(rsinfo, s->flow_name,
+				outcome == FLOW_CREATED ? "created" :
+				outcome == FLOW_REPLACED ? "replaced" : "exists", true, 0);
+}
+
+/* Runs a query on flowpg's views as the caller, one result row per row. */
+static void
+show_rows(ReturnSetInfo *rsinfo, const char *sql, const char *pattern)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {pattern ? CStringGetTextDatum(pattern) : (Datum) 0};
+	char		nulls[1] = {pattern ? ' ' : 'n'};
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(sql, 1, types, values, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "flowpg could not run \"%s\"", sql);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		put_row(rsinfo, SPI_getvalue(tuple, desc, 1), SPI_getvalue(tuple, desc, 2), false, 0);
+	}
+	SPI_finish();
+}
+
+static void
+execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
+{
+	PendingFlow *pending;
+
+	switch (s->kind)
+	{
+		case STMT_CREATE:
+			execute_create(p, s, rsinfo, false);
+			break;
+		case STMT_DROP:
+			catalog_lock_flow_name(s->flow_name);
+			pending = pending_flow_get(s->flow_name);
+			if (pending)
+			{
+				check_pending_owner(pending);
+				pending_flow_remove(s->flow_name);
+				put_row(rsinfo, s->flow_name, "dropped", true, 0);
+			}
+			else if (flow_drop(s->flow_name, s->if_exists))
+				put_row(rsinfo, s->flow_name, "dropped", true, 0);
+			else
+				put_row(rsinfo, s->flow_name, "does not exist", true, 0);
+			break;
+		case STMT_SHOW_FLOWS:
+			show_rows(rsinfo,
+					  "SELECT flow_name, state FROM flowpg.information_schema_flows "
+					  "WHERE $1 IS NULL OR flow_name LIKE $1 ORDER BY flow_name", s->pattern);
+			break;
+		case STMT_SHOW_CREATE:
+			show_rows(rsinfo,
+					  "SELECT flow_name, flow_definition FROM flowpg.information_schema_flows "
+					  "WHERE flow_name = $1", s->flow_name);
+			if (tuplestore_tuple_count(rsinfo->setResult) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_OBJECT),
+						 errmsg("flow \"%s\" does not exist", s->flow_name)));
+			break;
+		case STMT_SHOW_STATUS:
+			show_rows(rsinfo,
+					  "SELECT flow_name, pg_catalog.row_to_json(s)::text "
+					  "FROM flowpg.information_schema_flow_statistics s "
+					  "WHERE $1 IS NULL OR flow_name LIKE $1 ORDER BY flow_name", s->pattern);
+			break;
+		case STMT_FLUSH:
+			if (pending_flow_exists(s->flow_name))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("flow \"%s\" is pending: its source tables do not exist yet",
+								s->flow_name),
+						 errhint("information_schema_flows shows what it waits for.")));
+			put_row(rsinfo, s->flow_name, "flushed", true, flow_flush(s->flow_name));
+			break;
+		case STMT_COMMENT:
+			if (pending_flow_exists(s->flow_name))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("flow \"%s\" is pending: comment it once it exists, or give COMMENT in CREATE FLOW",
+								s->flow_name)));
+			flow_set_comment(s->flow_name, s->comment);
+			put_row(rsinfo, s->flow_name, "commented", true, 0);
+			break;
+	}
+}
+
+Datum
+flowpg_execute(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Parser		p;
+	FlowStatement s;
+	ErrorContextCallback callback;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("statement must not be NULL")));
+	InitMaterializedSRF(fcinfo, 0);
+
+	memset(&p, 0, sizeof(p));
+	p.error_at = -1;
+	p.statement = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	callback.callback = statement_error_callback;
+	callback.arg = &p;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	parse(&p, p.statement, &s);
+	execute_statement(&p, &s, rsinfo);
+	error_context_stack = callback.previous;
+	return (Datum) 0;
+}
+
+/* One pending flow's attempt to start, in a subtransaction. */
+static void
+start_pending(void *arg)
+{
+	PendingFlow *pending = (PendingFlow *) arg;
+	FlowIdentity identity;
+	Parser		p;
+	FlowStatement s;
+
+	memset(&p, 0, sizeof(p));
+	p.error_at = -1;
+	flow_enter(&identity, pending->owner, pending->settings, false);
+	parse(&p, pending->statement, &s);
+	if (s.kind == STMT_CREATE)
+	{
+		const char *missing = missing_sources(&p, p.text + s.query_start);
+
+		if (missing == NULL)
+		{
+			pending_flow_remove(pending->flow_name);
+			s.if_not_exists = false;
+			s.or_replace = false;
+			execute_create(&p, &s, NULL, true);
+			ereport(NOTICE,
+					(errmsg("pending flow \"%s\" started", pending->flow_name)));
+		}
+	}
+	flow_leave(&identity);
+}
+
+/*
+ * The event trigger of CREATE TABLE and ALTER TABLE (a rename): pending
+ * flows whose tables all exist now are created.  One that fails stays
+ * pending with its error, and the statement that created the table goes on.
+ */
+Datum
+flowpg_start_pending_flows(PG_FUNCTION_ARGS)
+{
+	ListCell   *lc;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		elog(ERROR, "flowpg_start_pending_flows must be called as an event trigger");
+	if (catalog_own_ddl || !catalog_exists())
+		PG_RETURN_VOID();
+	foreach(lc, pending_flow_get_all())
+	{
+		PendingFlow *pending = lfirst(lc);
+		ErrorData  *edata = subxact_run(start_pending, pending);
+
+		/* said once per different error: the views keep it */
+		if (edata && (pending->last_error == NULL ||
+					  strcmp(pending->last_error, edata->message) != 0))
+		{
+			ereport(WARNING,
+					(errcode(edata->sqlerrcode),
+					 errmsg("pending flow \"%s\" could not start: %s",
+							pending->flow_name, edata->message)));
+			pending_flow_set_error(pending->flow_name, edata->message);
+		}
+	}
+	PG_RETURN_VOID();
+}
