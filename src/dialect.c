@@ -27,10 +27,13 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
+#include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -245,7 +248,7 @@ having_aliases(Node *node, SelectStmt *stmt)
 }
 
 void
-dialect_rewrite_raw(SelectStmt *stmt, bool greptime_names)
+dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_names)
 {
 	(void) raw_walker((Node *) stmt, NULL);
 	if (stmt->havingClause)
@@ -258,8 +261,19 @@ dialect_rewrite_raw(SelectStmt *stmt, bool greptime_names)
 		{
 			ResTarget  *rt = lfirst_node(ResTarget, lc);
 
-			if (rt->name == NULL && !IsA(rt->val, ColumnRef))
-				rt->name = dialect_output_name(rt->val, stmt->fromClause);
+			if (rt->name != NULL || IsA(rt->val, ColumnRef))
+				continue;
+			rt->name = dialect_output_name(rt->val, stmt->fromClause);
+			/* PostgreSQL's name would be a column GreptimeDB users do not expect */
+			if (rt->name == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("output column %d of the flow's query needs an alias",
+								foreach_current_index(lc) + 1),
+						 errdetail("flowpg names outputs without an alias as GreptimeDB does only for columns, function calls, constants, operators and casts."),
+						 errhint("Name it with AS."),
+						 rt->location >= 0 ?
+						 errposition(pg_mbstrlen_with_len(query_text, rt->location) + 1) : 0));
 		}
 	}
 }
@@ -336,6 +350,27 @@ dialect_rewrite_query(Query *query)
 	{
 		query->groupClause = query->distinctClause;
 		query->distinctClause = NIL;
+	}
+
+	/*
+	 * SELECT DISTINCT a, w ... GROUP BY a, w: rows of groups whose every key
+	 * is an output are distinct already.
+	 */
+	if (query->distinctClause != NIL && !query->hasDistinctOn &&
+		query->groupClause != NIL && query->groupingSets == NIL)
+	{
+		ListCell   *lc;
+		bool		keys_in_output = true;
+
+		foreach(lc, query->groupClause)
+		{
+			SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+
+			if (get_sortgroupclause_tle(sgc, query->targetList)->resjunk)
+				keys_in_output = false;
+		}
+		if (keys_in_output)
+			query->distinctClause = NIL;
 	}
 	return query;
 }

@@ -10,7 +10,8 @@
 
 #include "nodes/parsenodes.h"
 
-extern void dialect_rewrite_raw(SelectStmt *stmt, bool greptime_names);
+extern void dialect_rewrite_raw(SelectStmt *stmt, const char *query_text,
+								bool greptime_names);
 extern Query *dialect_rewrite_query(Query *query);
 extern bool dialect_uses_now(Query *query);
 extern Oid	dialect_now_function(void);

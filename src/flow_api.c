@@ -624,7 +624,11 @@ flow_flush(const char *flow_name)
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
 		return (int64) result.rows_out;
 	}
-	result = batch_flush(entry);
+	/* a flow using now() is evaluated at the flush's time, changes or not */
+	if (flow_plan_for_entry(entry)->uses_now)
+		result = batch_recompute_all(entry);
+	else
+		result = batch_flush(entry);
 	if (result.log_entries > 0)
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
 	return (int64) result.rows_out;

@@ -712,7 +712,7 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("a flow's query must be a SELECT statement")));
 
-	dialect_rewrite_raw((SelectStmt *) stmt->stmt, source && source->greptime_names);
+	dialect_rewrite_raw((SelectStmt *) stmt->stmt, query_text, source && source->greptime_names);
 	query = parse_analyze_fixedparams(stmt, query_text, NULL, 0, NULL);
 	query = dialect_rewrite_query(query);
 
