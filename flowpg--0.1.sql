@@ -382,9 +382,11 @@ SELECT p.flow_name,
 	   p.created_at, p.updated_at, NULL, '', NULL,
 	   'batching',
 	   'pending',
-	   'waiting for ' || p.missing
-	   || CASE WHEN p.last_error IS NOT NULL AND pg_catalog.pg_has_role(p.owner, 'USAGE')
-			   THEN '; the last attempt to start failed: ' || p.last_error ELSE '' END
+	   /* an error can quote data: only for roles that may act for the owner */
+	   CASE WHEN p.last_error IS NULL THEN 'waiting for ' || p.missing
+			WHEN pg_catalog.pg_has_role(p.owner, 'USAGE')
+			THEN 'the last attempt to start failed: ' || p.last_error
+			ELSE 'the last attempt to start failed' END
 FROM flowpg.pending_flow p;
 
 CREATE VIEW flowpg.information_schema_flow_statistics AS
@@ -452,7 +454,7 @@ LANGUAGE C;
 
 CREATE EVENT TRIGGER flowpg_start_pending_flows ON ddl_command_end
 	WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'ALTER TABLE',
-				 'ALTER SCHEMA', 'CREATE SCHEMA')
+				 'ALTER SCHEMA', 'CREATE SCHEMA', 'GRANT')
 	EXECUTE FUNCTION flowpg._start_pending_flows();
 
 /* Re-plans catalog rows restored from another database (see ddl_events.c). */

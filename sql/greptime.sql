@@ -265,6 +265,8 @@ SELECT result FROM flowpg.execute('SHOW CREATE FLOW e_plain');
 SELECT * FROM flowpg.execute($$CREATE FLOW e_bad SINK TO e_bad_out EXPIRE AFTER '1 month' AS SELECT count(*) AS n FROM metric_src$$);
 SELECT * FROM flowpg.execute($$CREATE FLOW e_bad SINK TO e_bad_out EVAL INTERVAL '-5 s' AS SELECT count(*) AS n FROM metric_src$$);
 SELECT * FROM flowpg.execute($$CREATE FLOW e_bad SINK TO e_bad_out EXPIRE AFTER 'later' AS SELECT count(*) AS n FROM metric_src$$);
+-- "1M": a month to GreptimeDB, a minute to PostgreSQL
+SELECT * FROM flowpg.execute($$CREATE FLOW e_bad SINK TO e_bad_out EXPIRE AFTER '1M' AS SELECT count(*) AS n FROM metric_src$$);
 -- clauses in GreptimeDB's order only
 SELECT * FROM flowpg.execute($$CREATE FLOW e_bad SINK TO e_bad_out EVAL INTERVAL '1m' EXPIRE AFTER '1h' AS SELECT count(*) AS n FROM metric_src$$);
 
@@ -351,6 +353,30 @@ CREATE TABLE later_table_2 (a int);
 SELECT flow_name, state, state_reason FROM flowpg.information_schema_flows WHERE flow_name = 'pending_broken';
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW pending_broken');
 SELECT count(*) FROM flowpg.information_schema_flows WHERE flow_name = 'pending_broken';
+
+-- a pending flow starts as its owner: a table the owner may not read keeps
+-- it pending, until a GRANT lets it start
+CREATE ROLE regress_greptime_owner;
+GRANT CREATE ON SCHEMA public TO regress_greptime_owner;
+SET ROLE regress_greptime_owner;
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW owned_pending SINK TO owned_pending_out WITH (defer_on_missing_source = true)
+AS SELECT count(*) AS n FROM admins_table$$);
+RESET ROLE;
+CREATE TABLE admins_table (a int);
+INSERT INTO admins_table VALUES (1), (2);
+SELECT flow_name, state, state_reason FROM flowpg.information_schema_flows WHERE flow_name = 'owned_pending';
+GRANT SELECT, TRIGGER ON admins_table TO regress_greptime_owner;
+SELECT flow_name, owner, state FROM flowpg.flows WHERE flow_name = 'owned_pending';
+SELECT n FROM owned_pending_out;
+SELECT flow_mismatches('owned_pending');
+SET ROLE regress_greptime_owner;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW owned_pending');
+DROP TABLE owned_pending_out;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_greptime_owner;
+DROP TABLE admins_table;
+DROP ROLE regress_greptime_owner;
 
 ---------------------------------------------------------------------------
 -- EVAL INTERVAL: ticks at multiples of it since the epoch, now() is the tick

@@ -390,6 +390,30 @@ parse_string(Parser *p, const char *expected)
 }
 
 /*
+ * '1M' is a month to GreptimeDB (humantime) and a minute to PostgreSQL,
+ * which folds case: refused rather than read one way or the other.
+ */
+static void
+check_month_abbreviation(const char *text, const char *clause)
+{
+	for (int i = 0; text[i]; i++)
+	{
+		int			before = i - 1;
+
+		if (text[i] != 'M' || isalpha((unsigned char) text[i + 1]))
+			continue;
+		while (before >= 0 && text[before] == ' ')
+			before--;
+		if (before >= 0 && isdigit((unsigned char) text[before]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("interval with months is not allowed in %s", clause),
+					 errdetail("GreptimeDB reads \"M\" as months, PostgreSQL as minutes."),
+					 errhint("Write minutes as \"m\" or \"min\".")));
+	}
+}
+
+/*
  * An interval as GreptimeDB writes them: 'text', 'text'::INTERVAL,
  * INTERVAL 'text' [unit], and the text in PostgreSQL's interval syntax,
  * which reads its abbreviations too ('1h', '30m', '7days', '300 s').
@@ -426,6 +450,7 @@ parse_interval(Parser *p, const char *clause)
 	}
 
 	p->error_at = start->start;
+	check_month_abbreviation(text, clause);
 	result = DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(text),
 												   ObjectIdGetDatum(InvalidOid),
 												   Int32GetDatum(-1)));
