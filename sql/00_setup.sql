@@ -4,7 +4,9 @@ CREATE EXTENSION flowpg;
 SET client_min_messages = warning;
 
 -- The oracle: rows of the sink that the flow's query does not produce, plus
--- rows the query produces that the sink lacks (EXCEPT ALL both ways).
+-- rows the query produces that the sink lacks (EXCEPT ALL both ways).  The
+-- columns flowpg fills itself (update_at, GreptimeDB's __ts_placeholder)
+-- are not the query's.
 CREATE FUNCTION flow_mismatches(flow text) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -16,7 +18,7 @@ BEGIN
 	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
 	  FROM pg_attribute
 	 WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
-	   AND attname <> 'update_at';
+	   AND attname NOT IN ('update_at', '__ts_placeholder');
 	EXECUTE format('SELECT count(*) FROM ((SELECT %1$s FROM %2$s EXCEPT ALL SELECT * FROM (%3$s) q)
 					UNION ALL (SELECT * FROM (%3$s) q EXCEPT ALL SELECT %1$s FROM %2$s)) d',
 				   cols, f.sink_table, f.query) INTO n;

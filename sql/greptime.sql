@@ -5,25 +5,6 @@
 -- run on the source (flow_mismatches, EXCEPT ALL both ways).
 \set VERBOSITY default
 
--- GreptimeDB's sinks may carry a __ts_placeholder the query does not output.
-CREATE OR REPLACE FUNCTION flow_mismatches(flow text) RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE
-	f record;
-	cols text;
-	n bigint;
-BEGIN
-	SELECT sink_table, query INTO STRICT f FROM flowpg.flows WHERE flow_name = flow;
-	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
-	  FROM pg_attribute
-	 WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
-	   AND attname NOT IN ('update_at', '__ts_placeholder');
-	EXECUTE format('SELECT count(*) FROM ((SELECT %1$s FROM %2$s EXCEPT ALL SELECT * FROM (%3$s) q)
-					UNION ALL (SELECT * FROM (%3$s) q EXCEPT ALL SELECT %1$s FROM %2$s)) d',
-				   cols, f.sink_table, f.query) INTO n;
-	RETURN n;
-END $$;
-
 -- flows of the other suites are not this file's
 CREATE TEMP TABLE flows_before AS SELECT flow_name FROM flowpg.flows;
 

@@ -159,6 +159,17 @@ from_has_column(List *from, const char *name)
 	return false;
 }
 
+static Node *having_aliases(Node *node, SelectStmt *stmt);
+
+static void
+having_aliases_list(List *args, SelectStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, args)
+		lfirst(lc) = having_aliases(lfirst(lc), stmt);
+}
+
 /*
  * HAVING names an output by its alias: the aliased expression, unless a
  * column of that name exists (then it is the column, as in PostgreSQL).
@@ -199,23 +210,11 @@ having_aliases(Node *node, SelectStmt *stmt)
 				return node;
 			}
 		case T_BoolExpr:
-			{
-				BoolExpr   *e = (BoolExpr *) node;
-				ListCell   *lc;
-
-				foreach(lc, e->args)
-					lfirst(lc) = having_aliases(lfirst(lc), stmt);
-				return node;
-			}
+			having_aliases_list(((BoolExpr *) node)->args, stmt);
+			return node;
 		case T_FuncCall:
-			{
-				FuncCall   *e = (FuncCall *) node;
-				ListCell   *lc;
-
-				foreach(lc, e->args)
-					lfirst(lc) = having_aliases(lfirst(lc), stmt);
-				return node;
-			}
+			having_aliases_list(((FuncCall *) node)->args, stmt);
+			return node;
 		case T_TypeCast:
 			((TypeCast *) node)->arg = having_aliases(((TypeCast *) node)->arg, stmt);
 			return node;
@@ -226,22 +225,11 @@ having_aliases(Node *node, SelectStmt *stmt)
 			((BooleanTest *) node)->arg = (Expr *) having_aliases((Node *) ((BooleanTest *) node)->arg, stmt);
 			return node;
 		case T_CoalesceExpr:
-			{
-				CoalesceExpr *e = (CoalesceExpr *) node;
-				ListCell   *lc;
-
-				foreach(lc, e->args)
-					lfirst(lc) = having_aliases(lfirst(lc), stmt);
-				return node;
-			}
+			having_aliases_list(((CoalesceExpr *) node)->args, stmt);
+			return node;
 		case T_List:
-			{
-				ListCell   *lc;
-
-				foreach(lc, (List *) node)
-					lfirst(lc) = having_aliases(lfirst(lc), stmt);
-				return node;
-			}
+			having_aliases_list((List *) node, stmt);
+			return node;
 		default:
 			return node;
 	}

@@ -92,6 +92,7 @@ typedef struct Parser
 	int			ntokens;
 	int			pos;
 	int			error_at;		/* byte offset for errors without a position, or -1 */
+	int			query_offset;	/* characters before the text positions count from */
 } Parser;
 
 typedef enum StatementKind
@@ -138,7 +139,7 @@ statement_error_callback(void *arg)
 	if (position > 0)
 	{
 		errposition(0);
-		internalerrposition(position);
+		internalerrposition(position + p->query_offset);
 		internalerrquery(p->statement);
 	}
 	else if (p->error_at >= 0 && getinternalerrposition() == 0)
@@ -870,27 +871,6 @@ check_pending_owner(PendingFlow *pending)
 				 errmsg("must be owner of flow %s", pending->flow_name)));
 }
 
-/* Positions of errors in the query (raw_parser's) are the statement's. */
-typedef struct QueryErrorPosition
-{
-	Parser	   *p;
-	int			offset;			/* characters before the query */
-} QueryErrorPosition;
-
-static void
-query_error_callback(void *arg)
-{
-	QueryErrorPosition *where = (QueryErrorPosition *) arg;
-	int			position = geterrposition();
-
-	if (position > 0)
-	{
-		errposition(0);
-		internalerrposition(position + where->offset);
-		internalerrquery(where->p->statement);
-	}
-}
-
 static void
 execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting_pending)
 {
@@ -898,8 +878,6 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	int			offset = pg_mbstrlen_with_len(p->statement, s->query_start);
 	FlowQuerySource source = {p->statement, offset, true};
 	FlowDefinition def = {0};
-	QueryErrorPosition where = {p, offset};
-	ErrorContextCallback callback;
 	PendingFlow *pending;
 	FlowEntry  *existing;
 	FlowCreated outcome;
@@ -909,12 +887,10 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	existing = catalog_get_by_name(s->flow_name);
 	pending = starting_pending ? NULL : pending_flow_get(s->flow_name);
 
-	callback.callback = query_error_callback;
-	callback.arg = &where;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	/* raw_parser's positions are the query's */
+	p->query_offset = offset;
 	missing = missing_sources(p, query);
-	error_context_stack = callback.previous;
+	p->query_offset = 0;
 
 	if (missing)
 	{
@@ -983,6 +959,9 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 		pending_flow_remove(s->flow_name);
 	}
 
+	if (starting_pending)
+		pending_flow_remove(s->flow_name);	/* it is no longer pending */
+
 	def.flow_name = s->flow_name;
 	def.sink_name = s->sink_name;
 	def.query_text = query;
@@ -997,6 +976,9 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	def.written_query = pnstrdup(p->statement + s->query_start, s->query_end - s->query_start);
 	def.greptime_options = s->with_json;
 	(void) flow_create(&def, &outcome);
+	if (starting_pending)
+		ereport(NOTICE,
+				(errmsg("pending flow \"%s\" started", s->flow_name)));
 	if (rsinfo)
 		put_row(rsinfo, s->flow_name,
 				outcome == FLOW_CREATED ? "created" :
@@ -1090,30 +1072,47 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 	}
 }
 
-Datum
-flowpg_execute(PG_FUNCTION_ARGS)
+/*
+ * Parses and runs one statement; rsinfo NULL: a pending flow starting
+ * (its result rows go nowhere).
+ */
+static void
+run_statement(const char *statement, ReturnSetInfo *rsinfo, bool starting_pending)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Parser		p;
 	FlowStatement s;
 	ErrorContextCallback callback;
 
+	memset(&p, 0, sizeof(p));
+	p.error_at = -1;
+	p.statement = statement;
+	callback.callback = statement_error_callback;
+	callback.arg = &p;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	parse(&p, statement, &s);
+	if (!starting_pending)
+		execute_statement(&p, &s, rsinfo);
+	else if (s.kind == STMT_CREATE)
+	{
+		/* a pending flow is created once: no OR REPLACE, no IF NOT EXISTS */
+		s.if_not_exists = false;
+		s.or_replace = false;
+		execute_create(&p, &s, NULL, true);
+	}
+	error_context_stack = callback.previous;
+}
+
+Datum
+flowpg_execute(PG_FUNCTION_ARGS)
+{
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("statement must not be NULL")));
 	InitMaterializedSRF(fcinfo, 0);
-
-	memset(&p, 0, sizeof(p));
-	p.error_at = -1;
-	p.statement = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	callback.callback = statement_error_callback;
-	callback.arg = &p;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
-	parse(&p, p.statement, &s);
-	execute_statement(&p, &s, rsinfo);
-	error_context_stack = callback.previous;
+	run_statement(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+				  (ReturnSetInfo *) fcinfo->resultinfo, false);
 	return (Datum) 0;
 }
 
@@ -1123,27 +1122,9 @@ start_pending(void *arg)
 {
 	PendingFlow *pending = (PendingFlow *) arg;
 	FlowIdentity identity;
-	Parser		p;
-	FlowStatement s;
 
-	memset(&p, 0, sizeof(p));
-	p.error_at = -1;
 	flow_enter(&identity, pending->owner, pending->settings, false);
-	parse(&p, pending->statement, &s);
-	if (s.kind == STMT_CREATE)
-	{
-		const char *missing = missing_sources(&p, p.text + s.query_start);
-
-		if (missing == NULL)
-		{
-			pending_flow_remove(pending->flow_name);
-			s.if_not_exists = false;
-			s.or_replace = false;
-			execute_create(&p, &s, NULL, true);
-			ereport(NOTICE,
-					(errmsg("pending flow \"%s\" started", pending->flow_name)));
-		}
-	}
+	run_statement(pending->statement, NULL, true);
 	flow_leave(&identity);
 }
 
