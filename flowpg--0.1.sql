@@ -102,6 +102,8 @@ CREATE TABLE flowpg.pending_flow (
 	settings		text[] NOT NULL,
 	sink_table		text NOT NULL,		/* as the statement names it */
 	comment			text,
+	options			jsonb,				/* its WITH options */
+	expire_after	interval,
 	missing			text NOT NULL,		/* the tables it waits for */
 	last_error		text,				/* why the last attempt to start failed */
 	created_at		timestamptz NOT NULL DEFAULT now(),
@@ -377,8 +379,9 @@ SELECT p.flow_name,
 	   pg_catalog.current_database()::text,
 	   p.statement,
 	   coalesce(p.comment, ''),
-	   NULL, '[]', p.sink_table, '{}',
-	   '{"flow_type": "batching", "defer_on_missing_source": "true"}',
+	   pg_catalog.date_part('epoch', p.expire_after)::bigint,
+	   '[]', pg_catalog.current_database() || '.' || p.sink_table, '{}',
+	   ('{"flow_type": "batching"}'::jsonb || coalesce(p.options, '{}'))::text,
 	   p.created_at, p.updated_at, NULL, '', NULL,
 	   'batching',
 	   'pending',

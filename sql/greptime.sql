@@ -122,7 +122,7 @@ SELECT sensor_id, loc, max_temp, time_window FROM temp_alerts ORDER BY 1, 4;
 -- unlike GreptimeDB, an UPDATE or DELETE at the source is exact in the sink
 UPDATE temp_sensor_data SET temperature = 100 WHERE sensor_id = 1;
 DELETE FROM temp_sensor_data WHERE sensor_id = 2 AND temperature > 102;
-SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('temp_monitoring')$$);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('contrib_regression.temp_monitoring')$$);
 SELECT sensor_id, loc, max_temp, time_window FROM temp_alerts ORDER BY 1, 4;
 SELECT flow_mismatches('temp_monitoring');
 
@@ -200,6 +200,15 @@ SELECT "count(Int64(1))", "count(*)", "sum(abs(numbers_input_df_func.number))",
 FROM out_num_cnt_df_func WHERE time_window = '2021-07-01 00:00:03';
 SELECT flow_mismatches('test_numbers_df_func');
 
+-- DataFusion's type names only where PostgreSQL has no such type
+CREATE DOMAIN string AS text;
+SELECT flowpg.create_flow('own_string', 'own_string_out',
+    'SELECT number::string AS s, count(*) AS n FROM numbers_input_df_func GROUP BY 1') > 0 AS created;
+SELECT * FROM sink_columns('own_string_out');
+SELECT flowpg.drop_flow('own_string');
+DROP TABLE own_string_out;
+DROP DOMAIN string;
+
 -- two outputs GreptimeDB would name alike, and an expression it cannot name
 SELECT flow_name, result FROM flowpg.execute($$
 CREATE FLOW dup_names SINK TO dup_names_out AS
@@ -228,7 +237,7 @@ SELECT flow_name, result FROM flowpg.execute($$
 CREATE FLOW e_short SINK TO e_short_out EXPIRE AFTER '1h' COMMENT 'hourly, kept an hour'
 AS SELECT host, sum(v) AS s, date_trunc('minute', ts) AS m FROM metric_src GROUP BY host, m$$);
 SELECT flow_name, result FROM flowpg.execute($$
-CREATE FLOW e_days SINK TO e_days_out EXPIRE AFTER '7days'::INTERVAL EVAL INTERVAL '30s'
+CREATE FLOW e_days SINK TO e_days_out EXPIRE AFTER (('7days'::INTERVAL)) EVAL INTERVAL '30s'
 AS SELECT host, sum(v) AS s, date_trunc('minute', ts) AS m FROM metric_src GROUP BY host, m$$);
 SELECT flow_name, expire_after, comment, options
 FROM flowpg.information_schema_flows WHERE flow_name LIKE 'e\_%' ORDER BY flow_name;
@@ -296,6 +305,11 @@ SELECT * FROM flowpg.execute('ADMIN FLUSH_FLOW(');
 SELECT * FROM flowpg.execute($$CREATE FLOW f SINK TO out AS SELECT count(*) FROM metric_src WHERE host = 'unterminated$$);
 SELECT * FROM flowpg.execute($$CREATE FLOW f SINK TO out AS SELECT count(*) AS n FROM metric_src WHERE hots = 'a'$$);
 SELECT * FROM flowpg.execute(NULL);
+SELECT * FROM flowpg.execute($$ADMIN FLUSH_FLOW('other_database.temp_monitoring')$$);
+SELECT * FROM flowpg.execute($$CREATE FLOW f SINK TO other_database.public.out AS SELECT count(*) AS n FROM metric_src$$);
+-- a WITH query is not a missing table (flowpg refuses WITH itself)
+SELECT * FROM flowpg.execute($$CREATE FLOW f SINK TO out AS WITH recent AS (SELECT * FROM metric_src) SELECT count(*) AS n FROM recent$$);
+SELECT * FROM flowpg.execute($$CREATE FLOW f SINK TO out AS EXPLAIN SELECT 1$$);
 -- nothing was left behind by the failed statements
 SELECT count(*) FROM pg_class WHERE relname IN ('out', 'w_bad_out', 'e_bad_out', 'dup_names_out', 'unnamed_out');
 SELECT count(*) FROM flowpg.information_schema_flows WHERE flow_name IN ('f', 'w_bad', 'e_bad', 'dup_names', 'unnamed');
@@ -351,13 +365,26 @@ GRANT SELECT, TRIGGER ON admins_table TO regress_greptime_owner;
 SELECT flow_name, owner, state FROM flowpg.flows WHERE flow_name = 'owned_pending';
 SELECT n FROM owned_pending_out;
 SELECT flow_mismatches('owned_pending');
+-- ... and only over tables of roles its owner acts as
+CREATE ROLE regress_greptime_other;
+GRANT CREATE ON SCHEMA public TO regress_greptime_other;
+SET ROLE regress_greptime_owner;
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW trusting_pending SINK TO trusting_out WITH (defer_on_missing_source = true)
+AS SELECT count(*) AS n FROM others_table$$);
+SET ROLE regress_greptime_other;
+CREATE TABLE others_table (a int);
+GRANT SELECT, TRIGGER ON others_table TO regress_greptime_owner;
+RESET ROLE;
+SELECT flow_name, state, state_reason FROM flowpg.information_schema_flows WHERE flow_name = 'trusting_pending';
 SET ROLE regress_greptime_owner;
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW owned_pending');
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW trusting_pending');
 DROP TABLE owned_pending_out;
 RESET ROLE;
-REVOKE CREATE ON SCHEMA public FROM regress_greptime_owner;
-DROP TABLE admins_table;
-DROP ROLE regress_greptime_owner;
+REVOKE CREATE ON SCHEMA public FROM regress_greptime_owner, regress_greptime_other;
+DROP TABLE admins_table, others_table;
+DROP ROLE regress_greptime_owner, regress_greptime_other;
 
 ---------------------------------------------------------------------------
 -- EVAL INTERVAL: ticks at multiples of it since the epoch, now() is the tick
@@ -410,6 +437,9 @@ DELETE FROM requests WHERE latency_ms < 10;
 SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('last_hour')$$);
 SELECT path, n, worst FROM last_hour_out ORDER BY path;
 SELECT flow_mismatches('last_hour'), flow_mismatches('slow_recent');
+-- refresh_flow of a range of a now() flow recomputes it all, at one instant
+SELECT flowpg.refresh_flow('last_hour', now() - interval '5 minutes', now()) >= 0 AS refreshed;
+SELECT flow_mismatches('last_hour');
 
 ---------------------------------------------------------------------------
 -- Sinks of GreptimeDB's shape: __ts_placeholder for flows without a window

@@ -17,8 +17,10 @@
  *	  transaction-time functions become flowpg.now(), the time of the
  *	  EVAL INTERVAL tick a run evaluates (eval_tick.c);
  *	- SELECT DISTINCT without aggregates becomes GROUP BY on its outputs.
- * Both steps leave a query that is already plain PostgreSQL unchanged, so
- * the deparsed text of a flow plans to the same tree again.
+ * The raw rewrites apply only where PostgreSQL would find nothing (no type
+ * of that name, no two-argument date_bin, no column of that name), so a
+ * query that is already plain PostgreSQL means what it meant, and the
+ * deparsed text of a flow plans to the same tree again.
  *
  *-------------------------------------------------------------------------
  */
@@ -33,6 +35,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
+#include "parser/parse_type.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -80,8 +83,10 @@ raw_walker(Node *node, void *context)
 	{
 		FuncCall   *call = (FuncCall *) node;
 
+		/* unless someone has a date_bin of two arguments: then it is theirs */
 		if (is_unqualified_call(call, "date_bin") && list_length(call->args) == 2 &&
-			!call->agg_star && call->agg_order == NIL)
+			!call->agg_star && call->agg_order == NIL &&
+			FuncnameGetCandidates(call->funcname, 2, NIL, false, false, false, true) == NULL)
 		{
 			A_Const    *origin = makeNode(A_Const);
 
@@ -96,7 +101,9 @@ raw_walker(Node *node, void *context)
 	{
 		TypeName   *type = (TypeName *) node;
 
-		if (list_length(type->names) == 1 && !type->pct_type)
+		/* a type of that name, when there is one, is meant */
+		if (list_length(type->names) == 1 && !type->pct_type &&
+			!OidIsValid(LookupTypeNameOid(NULL, type, true)))
 		{
 			const char *name = strVal(linitial(type->names));
 

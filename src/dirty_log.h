@@ -49,7 +49,6 @@ extern int	dirty_log_delete_all(int64 flow_id, int64 *nrows);
 /* Deletes every entry of a flow that is dropped. */
 extern void dirty_log_forget(int64 flow_id);
 
-/* The flows that have entries. */
 /* A flow with logged changes, and when the oldest was logged. */
 typedef struct DirtyFlow
 {
@@ -57,6 +56,7 @@ typedef struct DirtyFlow
 	TimestampTz oldest;
 } DirtyFlow;
 
+/* The flows that have entries (DirtyFlow). */
 extern List *dirty_log_flows(void);
 
 #endif							/* FLOWPG_DIRTY_LOG_H */

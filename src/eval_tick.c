@@ -6,8 +6,9 @@
  *	  '1 minute' flow at whole minutes), and flowpg.now() in its query is
  *	  the time of the tick a run evaluates, not of the transaction.
  *
- * The tick belongs to the transaction that set it (the worker's run, or a
- * session's flush_flow): flowpg.now() anywhere else is now().  It is
+ * The tick belongs to the transaction that set it (the worker's run):
+ * flowpg.now() anywhere else -- a session's flush_flow or refresh_flow
+ * included, as GreptimeDB's ADMIN FLUSH_FLOW -- is now().  It is
  * PARALLEL RESTRICTED, so parallel workers never evaluate it without the
  * leader's tick.
  *
@@ -60,19 +61,16 @@ eval_tick_after(const Interval *eval_interval, TimestampTz t)
 /*
  * The tick a run due at "due" evaluates at "now": the due one, unless ticks
  * were missed (a stopped server, a long run); then, as GreptimeDB's bounded
- * catch-up does, only the newest EVAL_TICK_MAX_CATCHUP of them that are
- * within max(5 minutes, that many intervals) of now, one run each.
+ * catch-up does, only the newest EVAL_TICK_MAX_CATCHUP of them, one run
+ * each.  (GreptimeDB also skips missed ticks older than max(5 minutes,
+ * three intervals): with three ticks kept, those are never among them.)
  */
 TimestampTz
 eval_tick_to_run(const Interval *eval_interval, TimestampTz due, TimestampTz now)
 {
-	int64		step = eval_interval_usecs(eval_interval);
 	TimestampTz last = eval_tick_floor(eval_interval, now);
-	TimestampTz oldest = last - (EVAL_TICK_MAX_CATCHUP - 1) * step;
-	TimestampTz horizon = now - Max(EVAL_TICK_CATCHUP_HORIZON, EVAL_TICK_MAX_CATCHUP * step);
+	TimestampTz oldest = last - (EVAL_TICK_MAX_CATCHUP - 1) * eval_interval_usecs(eval_interval);
 
-	if (oldest < horizon)
-		oldest = eval_tick_after(eval_interval, horizon - 1);
 	due = eval_tick_floor(eval_interval, due);
 	return due < oldest ? oldest : (due > last ? last : due);
 }

@@ -10,9 +10,8 @@
 
 #include "datatype/timestamp.h"
 
-/* Missed ticks: the newest this many within the horizon run; others are skipped. */
+/* Missed ticks: the newest this many run; older ones are skipped. */
 #define EVAL_TICK_MAX_CATCHUP 3
-#define EVAL_TICK_CATCHUP_HORIZON (300 * USECS_PER_SEC)
 
 extern int64 eval_interval_usecs(const Interval *eval_interval);
 extern TimestampTz eval_tick_floor(const Interval *eval_interval, TimestampTz t);

@@ -231,7 +231,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("flow \"%s\" already exists, pending: it waits for its source tables", flow_name),
-				 errhint("Drop it with flowpg.execute('DROP FLOW %s') first.", flow_name)));
+				 errhint("Drop it with flowpg.execute('DROP FLOW %s') first.", quote_identifier(flow_name))));
 	if (existing)
 	{
 		if (if_not_exists)
@@ -645,8 +645,12 @@ flowpg_refresh_flow(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("window_start must be before window_end")));
-	rows = batch_refresh_range(entry, !PG_ARGISNULL(1), PG_GETARG_DATUM(1),
-							   !PG_ARGISNULL(2), PG_GETARG_DATUM(2));
+	/* a flow using now() holds one instant's result: all of it, or none */
+	if (flow_plan_for_entry(entry)->uses_now)
+		rows = batch_recompute_all(entry).rows_out;
+	else
+		rows = batch_refresh_range(entry, !PG_ARGISNULL(1), PG_GETARG_DATUM(1),
+								   !PG_ARGISNULL(2), PG_GETARG_DATUM(2));
 
 	/*
 	 * The worker's state of a streaming flow does not know what was

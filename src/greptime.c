@@ -32,7 +32,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/dbcommands.h"
@@ -47,6 +49,8 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
@@ -93,6 +97,7 @@ typedef struct Parser
 	int			pos;
 	int			error_at;		/* byte offset for errors without a position, or -1 */
 	int			query_offset;	/* characters before the text positions count from */
+	ErrorContextCallback positions; /* statement_error_callback, while pushed */
 } Parser;
 
 typedef enum StatementKind
@@ -147,6 +152,22 @@ statement_error_callback(void *arg)
 		internalerrposition(pg_mbstrlen_with_len(p->statement, p->error_at) + 1);
 		internalerrquery(p->statement);
 	}
+}
+
+/* Errors of the parse, and of the query's raw parse, point into the statement. */
+static void
+positions_push(Parser *p)
+{
+	p->positions.callback = statement_error_callback;
+	p->positions.arg = p;
+	p->positions.previous = error_context_stack;
+	error_context_stack = &p->positions;
+}
+
+static void
+positions_pop(Parser *p)
+{
+	error_context_stack = p->positions.previous;
 }
 
 /* `name`: "name", in place; false when there is none. */
@@ -426,6 +447,7 @@ parse_interval(Parser *p, const char *clause)
 	char	   *text;
 	Interval   *result;
 
+	check_stack_depth();		/* ((((...)))) */
 	if (accept_char(p, '('))
 	{
 		result = parse_interval(p, clause);
@@ -440,7 +462,10 @@ parse_interval(Parser *p, const char *clause)
 			(is_word(current(p), "second") || is_word(current(p), "minute") ||
 			 is_word(current(p), "hour") || is_word(current(p), "day") ||
 			 is_word(current(p), "week")))
-			text = psprintf("%s %s", text, current(p)->value), p->pos++;
+		{
+			text = psprintf("%s %s", text, current(p)->value);
+			p->pos++;
+		}
 	}
 	else
 		text = parse_string(p, psprintf("an interval after %s, such as '1 hour'", clause));
@@ -509,11 +534,11 @@ parse_with(Parser *p, FlowStatement *s)
 			key = parse_identifier(p, "an option name");
 		expect_char(p, '=');
 		value_token = current(p);
-		if (value_token->kind == TOK_STRING || value_token->kind == TOK_WORD ||
-			value_token->kind == TOK_NUMBER)
-			value = value_token->value, p->pos++;
-		else
+		if (value_token->kind != TOK_STRING && value_token->kind != TOK_WORD &&
+			value_token->kind != TOK_NUMBER)
 			syntax_error(p, "an option value");
+		value = value_token->value;
+		p->pos++;
 
 		p->error_at = key_token->start;
 		if (list_member(seen, makeString(key)))
@@ -600,11 +625,11 @@ fix_query_tokens(Parser *p, int from)
 			p->text[t->start] = ' ';
 		else if (is_word(t, "as") && next->kind == TOK_STRING)
 		{
+			const char *raw = token_text(p, next);
 			int			len = strlen(next->value);
 
-			/* only a plain 'alias': its quotes become double quotes */
-			if (p->text[next->start] == '\'' &&
-				p->text[next->start + len + 1] == '\'' &&
+			/* only a plain 'alias' written in one piece: its quotes become double quotes */
+			if (strlen(raw) == len + 2 && raw[0] == '\'' &&
 				strchr(next->value, '"') == NULL && strchr(next->value, '\'') == NULL)
 			{
 				p->text[next->start] = '"';
@@ -744,15 +769,15 @@ parse_statement(Parser *p, FlowStatement *s)
 		first = p->pos;
 		if (current(p)->kind == TOK_STRING)
 		{
-			/* 'flow' or 'catalog.flow' */
+			/* 'flow' or 'catalog.flow', as written (flush_flow's argument) */
 			char	   *name = parse_string(p, "the flow's name");
-			List	   *parts = NIL;
+			char	   *dot = strchr(name, '.');
 
-			if (!SplitIdentifierString(pstrdup(name), '.', &parts) || list_length(parts) > 2)
-				parts = list_make1(name);
-			s->flow_name = llast(strip_catalog(p, parts, 1, first));
-			if (list_length(parts) == 1)
-				s->flow_name = name;	/* as written, case and all */
+			s->flow_name = name;
+			if (dot && catalog_get_by_name(name) == NULL && !pending_flow_exists(name))
+				s->flow_name = strVal(linitial(strip_catalog(p, list_make2(makeString(pnstrdup(name, dot - name)),
+																			makeString(dot + 1)),
+															 1, first)));
 		}
 		else
 			s->flow_name = parse_flow_name(p);
@@ -804,55 +829,83 @@ put_row(ReturnSetInfo *rsinfo, const char *flow_name, const char *result,
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/* Source tables the query names that do not exist (search_path as now). */
-typedef struct MissingContext
+/*
+ * The tables the query names: those that do not exist (search_path as
+ * now), and the OIDs of those that do.
+ */
+typedef struct SourcesContext
 {
-	List	   *ctes;
-	List	   *missing;
-} MissingContext;
+	List	   *ctes;			/* WITH names in scope */
+	List	   *missing;		/* names */
+	List	   *found;			/* OIDs */
+} SourcesContext;
 
 static bool
-missing_walker(Node *node, MissingContext *cxt)
+sources_walker(Node *node, SourcesContext *cxt)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, WithClause))
+	if (IsA(node, SelectStmt) && ((SelectStmt *) node)->withClause)
 	{
+		SelectStmt *sel = (SelectStmt *) node;
+		WithClause *with = sel->withClause;
+		List	   *outer = cxt->ctes;
 		ListCell   *lc;
+		bool		result;
 
-		foreach(lc, ((WithClause *) node)->ctes)
+		/* its names are in scope in its own queries and the rest of the SELECT */
+		cxt->ctes = list_copy(outer);
+		foreach(lc, with->ctes)
 			cxt->ctes = lappend(cxt->ctes, ((CommonTableExpr *) lfirst(lc))->ctename);
+		sel->withClause = NULL;
+		result = sources_walker((Node *) with->ctes, cxt) || sources_walker(node, cxt);
+		sel->withClause = with;
+		cxt->ctes = outer;
+		return result;
 	}
+	if (IsA(node, CommonTableExpr))
+		return sources_walker(((CommonTableExpr *) node)->ctequery, cxt);
 	if (IsA(node, RangeVar))
 	{
 		RangeVar   *rv = (RangeVar *) node;
 		ListCell   *lc;
+		Oid			relid;
 
 		if (rv->schemaname == NULL)
 			foreach(lc, cxt->ctes)
 				if (strcmp(lfirst(lc), rv->relname) == 0)
 					return false;
-		if (!OidIsValid(RangeVarGetRelid(rv, NoLock, true)))
+		relid = RangeVarGetRelid(rv, NoLock, true);
+		if (OidIsValid(relid))
+			cxt->found = list_append_unique_oid(cxt->found, relid);
+		else
 			cxt->missing = lappend(cxt->missing,
 								   rv->schemaname ? psprintf("%s.%s", rv->schemaname, rv->relname) :
 								   rv->relname);
 		return false;
 	}
-	return raw_expression_tree_walker(node, missing_walker, (void *) cxt);
+	return raw_expression_tree_walker(node, sources_walker, (void *) cxt);
 }
 
+/* The missing tables as a list for messages, NULL when none; *found the others. */
 static char *
-missing_sources(Parser *p, const char *query)
+find_sources(Parser *p, const char *query, List **found)
 {
-	MissingContext cxt = {NIL, NIL};
+	SourcesContext cxt = {NIL, NIL, NIL};
 	List	   *raw;
 	StringInfoData buf;
 	ListCell   *lc;
 
-	p->error_at = -1;
+	/* raw_parser's positions are the query's */
+	p->query_offset = pg_mbstrlen_with_len(p->statement, query - p->text);
+	positions_push(p);
 	raw = raw_parser(query, RAW_PARSE_DEFAULT);
-	foreach(lc, raw)
-		(void) missing_walker(lfirst_node(RawStmt, lc)->stmt, &cxt);
+	positions_pop(p);
+	p->query_offset = 0;
+	/* anything but one SELECT: the planner says what is wrong */
+	if (list_length(raw) == 1 && IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt))
+		(void) sources_walker(linitial_node(RawStmt, raw)->stmt, &cxt);
+	*found = cxt.found;
 	if (cxt.missing == NIL)
 		return NULL;
 	initStringInfo(&buf);
@@ -862,16 +915,55 @@ missing_sources(Parser *p, const char *query)
 	return buf.data;
 }
 
+/*
+ * A pending flow starts in someone else's statement, over tables that
+ * appeared since: only over tables of roles its owner trusts (as a
+ * SECURITY DEFINER function should only name those), whose types and
+ * functions would otherwise run with the owner's rights.
+ */
+static Oid
+relation_owner(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return owner;
+}
+
+static void
+check_sources_trusted(const char *flow_name, List *relids)
+{
+	ListCell   *lc;
+
+	foreach(lc, relids)
+	{
+		Oid			relowner = relation_owner(lfirst_oid(lc));
+
+		if (!settings_role_is_trusted(relowner, GetUserId()))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("table %s belongs to role %s, which the owner of pending flow \"%s\" does not act as",
+							get_rel_name(lfirst_oid(lc)), GetUserNameFromId(relowner, false),
+							flow_name),
+					 errdetail("A pending flow starts by itself only over tables of its owner, of roles its owner is a member of, or of superusers."),
+					 errhint("The flow's owner can create the flow again with flowpg.execute now that the table exists.")));
+	}
+}
+
 static void
 check_pending_owner(PendingFlow *pending)
 {
 	if (!has_privs_of_role(GetUserId(), pending->owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of flow %s", pending->flow_name)));
+				 errmsg("must be owner of flow \"%s\"", pending->flow_name)));
 }
 
-static void
+static bool
 execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting_pending)
 {
 	const char *query = p->text + s->query_start;
@@ -882,15 +974,12 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	FlowEntry  *existing;
 	FlowCreated outcome;
 	char	   *missing;
+	List	   *found;
 
 	catalog_lock_flow_name(s->flow_name);
 	existing = catalog_get_by_name(s->flow_name);
 	pending = starting_pending ? NULL : pending_flow_get(s->flow_name);
-
-	/* raw_parser's positions are the query's */
-	p->query_offset = offset;
-	missing = missing_sources(p, query);
-	p->query_offset = 0;
+	missing = find_sources(p, query, &found);
 
 	if (missing)
 	{
@@ -902,7 +991,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 					 errmsg("missing source tables for flow \"%s\": %s", s->flow_name, missing),
 					 errhint("Create the tables first, or use WITH (defer_on_missing_source = true) to create a pending flow that starts when they appear.")));
 		if (starting_pending)
-			return;				/* still waiting */
+			return false;		/* still waiting */
 		if (existing || (pending && !s->or_replace))
 		{
 			if (s->if_not_exists)
@@ -911,7 +1000,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 						(errcode(ERRCODE_DUPLICATE_OBJECT),
 						 errmsg("flow \"%s\" already exists, skipping", s->flow_name)));
 				put_row(rsinfo, s->flow_name, "exists", true, 0);
-				return;
+				return false;
 			}
 			if (existing && s->or_replace)
 				ereport(ERROR,
@@ -932,11 +1021,13 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 		flow.settings = flow_settings_capture();
 		flow.sink_name = s->sink_name;
 		flow.comment = s->comment;
+		flow.options = s->with_json;
+		flow.expire_after = s->expire_after;
 		pending_flow_add(&flow, missing);
 		ereport(NOTICE,
 				(errmsg("flow \"%s\" is pending: it starts when %s exists", s->flow_name, missing)));
 		put_row(rsinfo, s->flow_name, "pending", true, 0);
-		return;
+		return false;
 	}
 
 	if (pending)
@@ -947,7 +1038,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("flow \"%s\" already exists, skipping", s->flow_name)));
 			put_row(rsinfo, s->flow_name, "exists", true, 0);
-			return;
+			return false;
 		}
 		if (!s->or_replace)
 			ereport(ERROR,
@@ -960,7 +1051,10 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	}
 
 	if (starting_pending)
+	{
+		check_sources_trusted(s->flow_name, found);
 		pending_flow_remove(s->flow_name);	/* it is no longer pending */
+	}
 
 	def.flow_name = s->flow_name;
 	def.sink_name = s->sink_name;
@@ -983,6 +1077,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 		put_row(rsinfo, s->flow_name,
 				outcome == FLOW_CREATED ? "created" :
 				outcome == FLOW_REPLACED ? "replaced" : "exists", true, 0);
+	return outcome != FLOW_KEPT;
 }
 
 /* Runs a query on flowpg's views as the caller, one result row per row. */
@@ -1073,34 +1168,32 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 }
 
 /*
- * Parses and runs one statement; rsinfo NULL: a pending flow starting
- * (its result rows go nowhere).
+ * Parses and runs one statement; rsinfo NULL: a pending flow starting (its
+ * result rows go nowhere).  True when a flow was created or replaced.
  */
-static void
+static bool
 run_statement(const char *statement, ReturnSetInfo *rsinfo, bool starting_pending)
 {
 	Parser		p;
 	FlowStatement s;
-	ErrorContextCallback callback;
 
 	memset(&p, 0, sizeof(p));
 	p.error_at = -1;
 	p.statement = statement;
-	callback.callback = statement_error_callback;
-	callback.arg = &p;
-	callback.previous = error_context_stack;
-	error_context_stack = &callback;
+	positions_push(&p);
 	parse(&p, statement, &s);
+	positions_pop(&p);
 	if (!starting_pending)
-		execute_statement(&p, &s, rsinfo);
-	else if (s.kind == STMT_CREATE)
 	{
-		/* a pending flow is created once: no OR REPLACE, no IF NOT EXISTS */
-		s.if_not_exists = false;
-		s.or_replace = false;
-		execute_create(&p, &s, NULL, true);
+		execute_statement(&p, &s, rsinfo);
+		return false;
 	}
-	error_context_stack = callback.previous;
+	if (s.kind != STMT_CREATE)
+		return false;
+	/* a pending flow is created once: no OR REPLACE, no IF NOT EXISTS */
+	s.if_not_exists = false;
+	s.or_replace = false;
+	return execute_create(&p, &s, NULL, true);
 }
 
 Datum
@@ -1111,52 +1204,110 @@ flowpg_execute(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("statement must not be NULL")));
 	InitMaterializedSRF(fcinfo, 0);
-	run_statement(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-				  (ReturnSetInfo *) fcinfo->resultinfo, false);
+	(void) run_statement(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+						 (ReturnSetInfo *) fcinfo->resultinfo, false);
 	return (Datum) 0;
 }
+
+typedef struct StartAttempt
+{
+	PendingFlow *pending;
+	bool		started;
+} StartAttempt;
 
 /* One pending flow's attempt to start, in a subtransaction. */
 static void
 start_pending(void *arg)
 {
-	PendingFlow *pending = (PendingFlow *) arg;
+	StartAttempt *attempt = (StartAttempt *) arg;
 	FlowIdentity identity;
 
-	flow_enter(&identity, pending->owner, pending->settings, false);
-	run_statement(pending->statement, NULL, true);
+	flow_enter(&identity, attempt->pending->owner, attempt->pending->settings, false);
+	attempt->started = run_statement(attempt->pending->statement, NULL, true);
 	flow_leave(&identity);
 }
 
+/* Remembers why a start failed; says it once per different reason. */
+static void
+start_failed(PendingFlow *pending, int sqlerrcode, const char *message)
+{
+	if (pending->last_error && strcmp(pending->last_error, message) == 0)
+		return;
+	/* the message can quote the owner's data: only for who may act as the owner */
+	if (has_privs_of_role(GetUserId(), pending->owner))
+		ereport(WARNING,
+				(errcode(sqlerrcode),
+				 errmsg("pending flow \"%s\" could not start: %s", pending->flow_name, message)));
+	else
+		ereport(WARNING,
+				(errcode(sqlerrcode),
+				 errmsg("pending flow \"%s\" could not start", pending->flow_name),
+				 errdetail("Its owner finds the reason in flowpg.information_schema_flows.")));
+	pending_flow_set_error(pending->flow_name, message);
+}
+
+/* Starts the pending flows that can start; again while any did (one's sink may be another's source). */
+static void
+start_pending_flows(void)
+{
+	bool		started;
+
+	do
+	{
+		ListCell   *lc;
+
+		started = false;
+		foreach(lc, pending_flow_get_all())
+		{
+			StartAttempt attempt = {lfirst(lc), false};
+			ErrorData  *edata;
+
+			if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(attempt.pending->owner)))
+			{
+				start_failed(attempt.pending, ERRCODE_UNDEFINED_OBJECT,
+							 "its owner role no longer exists");
+				continue;
+			}
+			edata = subxact_run(start_pending, &attempt);
+			if (edata == NULL)
+			{
+				started |= attempt.started;
+				continue;
+			}
+			/* a cancel or a shutdown is the statement's, not the flow's */
+			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+				ReThrowError(edata);
+			start_failed(attempt.pending, edata->sqlerrcode, edata->message);
+		}
+	} while (started);
+}
+
 /*
- * The event trigger of CREATE TABLE and ALTER TABLE (a rename): pending
- * flows whose tables all exist now are created.  One that fails stays
- * pending with its error, and the statement that created the table goes on.
+ * The event trigger of CREATE TABLE, ALTER TABLE (a rename), GRANT, ...:
+ * pending flows whose tables all exist now are created.  One that fails
+ * stays pending with its error, and the statement that created the table
+ * goes on.  The sinks those flows create fire it again: that nested call
+ * stands aside (the loop above sees what they make possible).
  */
+static bool starting_pending_flows = false;
+
 Datum
 flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 {
-	ListCell   *lc;
-
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_start_pending_flows must be called as an event trigger");
-	if (catalog_own_ddl || !catalog_exists())
+	if (catalog_own_ddl || starting_pending_flows || !catalog_exists())
 		PG_RETURN_VOID();
-	foreach(lc, pending_flow_get_all())
+	starting_pending_flows = true;
+	PG_TRY();
 	{
-		PendingFlow *pending = lfirst(lc);
-		ErrorData  *edata = subxact_run(start_pending, pending);
-
-		/* said once per different error: the views keep it */
-		if (edata && (pending->last_error == NULL ||
-					  strcmp(pending->last_error, edata->message) != 0))
-		{
-			ereport(WARNING,
-					(errcode(edata->sqlerrcode),
-					 errmsg("pending flow \"%s\" could not start: %s",
-							pending->flow_name, edata->message)));
-			pending_flow_set_error(pending->flow_name, edata->message);
-		}
+		start_pending_flows();
 	}
+	PG_FINALLY();
+	{
+		starting_pending_flows = false;
+	}
+	PG_END_TRY();
 	PG_RETURN_VOID();
 }

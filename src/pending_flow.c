@@ -78,22 +78,28 @@ pending_flow_get_all(void)
 void
 pending_flow_add(const PendingFlow *flow, const char *missing)
 {
-	Oid			types[7] = {TEXTOID, OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[7] = {CStringGetTextDatum(flow->flow_name),
+	Oid			types[9] = {TEXTOID, OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
+	TEXTOID, INTERVALOID};
+	Datum		values[9] = {CStringGetTextDatum(flow->flow_name),
 		ObjectIdGetDatum(flow->owner), CStringGetTextDatum(flow->statement),
 		PointerGetDatum(flow->settings), CStringGetTextDatum(missing),
 		CStringGetTextDatum(flow->sink_name),
-	flow->comment ? CStringGetTextDatum(flow->comment) : (Datum) 0};
-	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', flow->comment ? ' ' : 'n'};
+		flow->comment ? CStringGetTextDatum(flow->comment) : (Datum) 0,
+		flow->options ? CStringGetTextDatum(flow->options) : (Datum) 0,
+	flow->expire_after ? IntervalPGetDatum(flow->expire_after) : (Datum) 0};
+	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', flow->comment ? ' ' : 'n',
+	flow->options ? ' ' : 'n', flow->expire_after ? ' ' : 'n'};
 
 	catalog_execute_privileged("INSERT INTO flowpg.pending_flow "
-							   "(flow_name, owner, statement, settings, missing, sink_table, comment) "
-							   "VALUES ($1, $2::regrole, $3, $4, $5, $6, $7) "
+							   "(flow_name, owner, statement, settings, missing, sink_table, comment, "
+							   "options, expire_after) "
+							   "VALUES ($1, $2::regrole, $3, $4, $5, $6, $7, $8::jsonb, $9) "
 							   "ON CONFLICT (flow_name) DO UPDATE SET owner = excluded.owner, "
 							   "statement = excluded.statement, settings = excluded.settings, "
 							   "missing = excluded.missing, sink_table = excluded.sink_table, "
-							   "comment = excluded.comment, last_error = NULL, updated_at = now()",
-							   7, types, values, nulls);
+							   "comment = excluded.comment, options = excluded.options, "
+							   "expire_after = excluded.expire_after, last_error = NULL, updated_at = now()",
+							   9, types, values, nulls);
 }
 
 void

@@ -9,6 +9,7 @@
 #define FLOWPG_PENDING_FLOW_H
 
 #include "utils/array.h"
+#include "datatype/timestamp.h"
 
 typedef struct PendingFlow
 {
@@ -18,6 +19,8 @@ typedef struct PendingFlow
 	ArrayType  *settings;		/* the creator's settings, pinned as a flow's */
 	char	   *sink_name;		/* as the statement names it, for the views */
 	char	   *comment;
+	char	   *options;		/* its WITH options (JSON), for the views */
+	Interval   *expire_after;
 	char	   *last_error;		/* why the last attempt to start failed */
 } PendingFlow;
 

@@ -392,7 +392,13 @@ flow_settings_pop(int nestlevel)
 static bool
 untrusted_creator(Oid role, Oid owner)
 {
-	return !superuser_arg(role) && !has_privs_of_role(owner, role);
+	return !settings_role_is_trusted(role, owner);
+}
+
+bool
+settings_role_is_trusted(Oid role, Oid owner)
+{
+	return superuser_arg(role) || has_privs_of_role(owner, role);
 }
 
 /* The role a schema owner of pg_database_owner stands for: the database's owner. */

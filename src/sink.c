@@ -144,7 +144,6 @@ create_sink(RangeVar *rv, FlowPlan *plan)
 	return relid;
 }
 
-/* Is there a unique index on exactly the group key columns? */
 /* GreptimeDB's time index of sinks without a time window: flowpg writes the epoch. */
 #define TS_PLACEHOLDER "__ts_placeholder"
 
@@ -157,6 +156,7 @@ is_output(FlowPlan *plan, const char *name)
 	return false;
 }
 
+/* Is there a unique index on exactly the group key columns? */
 static bool
 has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys,
 					Oid except_index)

@@ -511,11 +511,12 @@ run_due_flows(long *wait_ms, bool *worked)
 			{
 				/*
 				 * On ticks: a flow using now() at every tick (the scheduled
-				 * one, missed ones within a bound), another at the first
-				 * tick after its oldest change.
+				 * one, missed ones within a bound; the last one when none is
+				 * scheduled, as after a restore), another at the first tick
+				 * after its oldest change.
 				 */
 				TimestampTz at = f->uses_now ?
-					(next_null ? eval_tick_after(f->eval_interval, now) : next) :
+					(next_null ? eval_tick_floor(f->eval_interval, now) : next) :
 					eval_tick_after(f->eval_interval, dirty_flow->oldest);
 
 				if (!next_null && next > at)
