@@ -194,3 +194,43 @@ SELECT device, n, total, last_seen FROM device_totals ORDER BY device;
 \echo '--- pg_stat_activity: the flowpg background workers'
 SELECT backend_type, application_name, datname
   FROM pg_stat_activity WHERE backend_type LIKE 'flowpg%' ORDER BY backend_type;
+
+\echo
+\echo '=============================================================================='
+\echo ' 9. The same through GreptimeDB''s flow statements (flowpg.execute)'
+\echo '=============================================================================='
+SELECT * FROM flowpg.execute($$
+CREATE FLOW peak_per_device
+SINK TO peak_per_device
+COMMENT 'peak per device and 10 minutes'
+AS
+SELECT
+    device,
+    max(value),
+    date_bin(INTERVAL '10 minutes', ts) AS time_window,
+FROM metrics
+GROUP BY device, time_window;
+$$);
+
+SELECT * FROM flowpg.execute($$SHOW FLOWS$$);
+SELECT result AS "Create Flow" FROM flowpg.execute($$SHOW CREATE FLOW peak_per_device$$);
+SELECT * FROM flowpg.execute($$ADMIN FLUSH_FLOW('peak_per_device')$$);
+
+\echo
+\echo '--- peak_per_device (its column named as GreptimeDB names it): the first 4 rows'
+SELECT device, "max(metrics.value)", time_window
+  FROM peak_per_device ORDER BY time_window, device LIMIT 4;
+
+\echo
+\echo '--- equal to its query (0 = exact)'
+WITH q AS (SELECT device, max(value) AS peak, date_bin('10 minutes', ts, timestamptz '1970-01-01 00:00:00+00') AS w
+             FROM metrics GROUP BY 1, 3),
+     s AS (SELECT device, "max(metrics.value)", time_window FROM peak_per_device)
+SELECT (SELECT count(*) FROM (SELECT * FROM q EXCEPT ALL SELECT * FROM s) a)
+     + (SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM q) b) AS differing_rows;
+
+\echo
+\echo '--- flowpg.information_schema_flows, in GreptimeDB''s column names'
+SELECT flow_name, flow_id, table_catalog, comment, expire_after, sink_table_name,
+       options, source_table_names
+  FROM flowpg.information_schema_flows ORDER BY flow_id;
