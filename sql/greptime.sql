@@ -196,7 +196,7 @@ SELECT * FROM sink_columns('out_num_cnt_df_func');
 INSERT INTO numbers_input_df_func VALUES (100, '2021-07-01 00:00:03.100');
 SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('test_numbers_df_func')$$);
 SELECT "count(Int64(1))", "count(*)", "sum(abs(numbers_input_df_func.number))",
-       "avg(CAST(numbers_input_df_func.number AS Float64))"
+       "avg(numbers_input_df_func.number)"
 FROM out_num_cnt_df_func WHERE time_window = '2021-07-01 00:00:03';
 SELECT flow_mismatches('test_numbers_df_func');
 
@@ -209,14 +209,28 @@ SELECT flowpg.drop_flow('own_string');
 DROP TABLE own_string_out;
 DROP DOMAIN string;
 
--- two outputs GreptimeDB would name alike, and an expression it cannot name
+-- CASE, NOT, IS NULL and a negation named as DataFusion names them
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW df_names SINK TO df_names_out AS
+SELECT sum(CASE WHEN number > 0 THEN 1 END), count(-number), bool_or(NOT number IS NULL),
+       date_trunc('second', ts) AS w
+FROM numbers_input_df_func n GROUP BY w
+$$);
+SELECT name FROM sink_columns('df_names_out');
+SELECT flow_mismatches('df_names');
+-- two outputs GreptimeDB would name alike; a name longer than PostgreSQL's
+-- 63 bytes, and an expression flowpg cannot name
 SELECT flow_name, result FROM flowpg.execute($$
 CREATE FLOW dup_names SINK TO dup_names_out AS
 SELECT sum(number) AS "sum(numbers_input_df_func.number)", sum(number) FROM numbers_input_df_func
 $$);
 SELECT flow_name, result FROM flowpg.execute($$
 CREATE FLOW unnamed SINK TO unnamed_out AS
-SELECT CASE WHEN number > 0 THEN 1 END FROM numbers_input_df_func
+SELECT sum(CASE WHEN number > 0 THEN 1 ELSE 0 END) FROM numbers_input_df_func
+$$);
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW unnamed SINK TO unnamed_out AS
+SELECT count(*), number BETWEEN 1 AND 2 FROM numbers_input_df_func GROUP BY 2
 $$);
 
 ---------------------------------------------------------------------------

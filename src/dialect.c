@@ -265,7 +265,8 @@ dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_name
 						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 						 errmsg("output column %d of the flow's query needs an alias",
 								foreach_current_index(lc) + 1),
-						 errdetail("flowpg names outputs without an alias as GreptimeDB does only for columns, function calls, constants, operators and casts."),
+						 errdetail("flowpg names outputs without an alias as GreptimeDB does for columns, function calls, constants, operators, casts, CASE, NOT and IS NULL, in at most %d bytes.",
+								   NAMEDATALEN - 1),
 						 errhint("Name it with AS."),
 						 rt->location >= 0 ?
 						 errposition(pg_mbstrlen_with_len(query_text, rt->location) + 1) : 0));
@@ -402,29 +403,6 @@ single_relation_name(List *from)
 	return rv->alias ? rv->alias->aliasname : rv->relname;
 }
 
-/* Arrow's name of a type, as DataFusion prints casts. */
-static const char *
-arrow_type_name(TypeName *type)
-{
-	const char *name = strVal(llast(type->names));
-	static const struct
-	{
-		const char *pg;
-		const char *arrow;
-	}			names[] =
-	{
-		{"float8", "Float64"}, {"float4", "Float32"}, {"int8", "Int64"},
-		{"int4", "Int32"}, {"int2", "Int16"}, {"text", "Utf8"}, {"varchar", "Utf8"},
-		{"bool", "Boolean"}, {"numeric", "Decimal128(38, 10)"},
-		{"timestamp", "Timestamp(Millisecond, None)"},
-	};
-
-	for (int i = 0; i < lengthof(names); i++)
-		if (strcmp(name, names[i].pg) == 0)
-			return names[i].arrow;
-	return name;
-}
-
 static bool
 append_display_name(StringInfo buf, Node *expr, const char *relation)
 {
@@ -491,21 +469,89 @@ append_display_name(StringInfo buf, Node *expr, const char *relation)
 			{
 				A_Expr	   *e = (A_Expr *) expr;
 
-				if (e->kind != AEXPR_OP || e->lexpr == NULL || list_length(e->name) != 1)
+				const char *op;
+
+				if (e->kind != AEXPR_OP || list_length(e->name) != 1)
 					return false;
+				op = strVal(linitial(e->name));
+				if (e->lexpr == NULL)
+				{
+					if (strcmp(op, "-") != 0)
+						return false;
+					appendStringInfoString(buf, "(- ");
+					if (!append_display_name(buf, e->rexpr, relation))
+						return false;
+					appendStringInfoChar(buf, ')');
+					return true;
+				}
 				if (!append_display_name(buf, e->lexpr, relation))
 					return false;
-				appendStringInfo(buf, " %s ", strVal(linitial(e->name)));
+				appendStringInfo(buf, " %s ", strcmp(op, "<>") == 0 ? "!=" : op);
 				return append_display_name(buf, e->rexpr, relation);
 			}
 		case T_TypeCast:
+			/* DataFusion does not show casts in names (as PostgreSQL and Spark) */
+			return append_display_name(buf, ((TypeCast *) expr)->arg, relation);
+		case T_NullTest:
 			{
-				TypeCast   *tc = (TypeCast *) expr;
+				NullTest   *nt = (NullTest *) expr;
 
-				appendStringInfoString(buf, "CAST(");
-				if (!append_display_name(buf, tc->arg, relation))
+				if (!append_display_name(buf, (Node *) nt->arg, relation))
 					return false;
-				appendStringInfo(buf, " AS %s)", arrow_type_name(tc->typeName));
+				appendStringInfoString(buf, nt->nulltesttype == IS_NULL ? " IS NULL" : " IS NOT NULL");
+				return true;
+			}
+		case T_BoolExpr:
+			{
+				BoolExpr   *b = (BoolExpr *) expr;
+				ListCell   *lc;
+
+				if (b->boolop == NOT_EXPR)
+				{
+					appendStringInfoString(buf, "NOT ");
+					return append_display_name(buf, linitial(b->args), relation);
+				}
+				foreach(lc, b->args)
+				{
+					if (foreach_current_index(lc) > 0)
+						appendStringInfoString(buf, b->boolop == AND_EXPR ? " AND " : " OR ");
+					if (!append_display_name(buf, lfirst(lc), relation))
+						return false;
+				}
+				return true;
+			}
+		case T_CaseExpr:
+			{
+				CaseExpr   *c = (CaseExpr *) expr;
+				ListCell   *lc;
+
+				appendStringInfoString(buf, "CASE ");
+				if (c->arg)
+				{
+					if (!append_display_name(buf, (Node *) c->arg, relation))
+						return false;
+					appendStringInfoChar(buf, ' ');
+				}
+				foreach(lc, c->args)
+				{
+					CaseWhen   *w = lfirst_node(CaseWhen, lc);
+
+					appendStringInfoString(buf, "WHEN ");
+					if (!append_display_name(buf, (Node *) w->expr, relation))
+						return false;
+					appendStringInfoString(buf, " THEN ");
+					if (!append_display_name(buf, (Node *) w->result, relation))
+						return false;
+					appendStringInfoChar(buf, ' ');
+				}
+				if (c->defresult)
+				{
+					appendStringInfoString(buf, "ELSE ");
+					if (!append_display_name(buf, (Node *) c->defresult, relation))
+						return false;
+					appendStringInfoChar(buf, ' ');
+				}
+				appendStringInfoString(buf, "END");
 				return true;
 			}
 		default:
@@ -514,9 +560,9 @@ append_display_name(StringInfo buf, Node *expr, const char *relation)
 }
 
 /*
- * The name GreptimeDB (DataFusion) gives an output without an alias:
- * sum(numbers.number), count(*), count(Int64(1)); NULL when this cannot be
- * told, and PostgreSQL's name stands.
+ * The name GreptimeDB (DataFusion's schema name) gives an output without an
+ * alias: sum(numbers.number), count(*), count(Int64(1)), casts not shown,
+ * CASE WHEN ... END; NULL when flowpg cannot tell it.
  */
 char *
 dialect_output_name(Node *expr, List *from)
