@@ -977,6 +977,9 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	List	   *found;
 
 	catalog_lock_flow_name(s->flow_name);
+	/* another session may have started it while we waited for the lock */
+	if (starting_pending && !pending_flow_exists(s->flow_name))
+		return false;
 	existing = catalog_get_by_name(s->flow_name);
 	pending = starting_pending ? NULL : pending_flow_get(s->flow_name);
 	missing = find_sources(p, query, &found);
