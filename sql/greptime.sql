@@ -311,6 +311,7 @@ SELECT * FROM flowpg.execute($$CREATE FLOW w_bad SINK TO w_bad_out WITH (mode = 
 -- Syntax errors point into the statement and say what was expected
 ---------------------------------------------------------------------------
 SELECT * FROM flowpg.execute('CREATE FLOW f SINKK TO out AS SELECT 1');
+SELECT * FROM flowpg.execute('CREATE FLOW f SINKK/* a comment */TO out AS SELECT 1');
 SELECT * FROM flowpg.execute('CREATE FLOW f SINK TO out');
 SELECT * FROM flowpg.execute('CREATE FLOW f SINK TO out AS');
 SELECT * FROM flowpg.execute('SHOW FLOWS extra');
@@ -451,6 +452,16 @@ DELETE FROM requests WHERE latency_ms < 10;
 SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('last_hour')$$);
 SELECT path, n, worst FROM last_hour_out ORDER BY path;
 SELECT flow_mismatches('last_hour'), flow_mismatches('slow_recent');
+-- with EVAL INTERVAL and without now(), a flow without aggregates is
+-- recomputed on the first tick after a change
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW slow_all SINK TO slow_all_out EVAL INTERVAL '1 hour'
+AS SELECT path, latency_ms FROM requests WHERE latency_ms > 100$$);
+SELECT mode FROM flowpg.flows WHERE flow_name = 'slow_all';
+INSERT INTO requests VALUES ('/new', 500, now());
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('slow_all')$$);
+SELECT count(*) FROM slow_all_out WHERE path = '/new';
+SELECT flow_mismatches('slow_all');
 -- refresh_flow of a range of a now() flow recomputes it all, at one instant
 SELECT flowpg.refresh_flow('last_hour', now() - interval '5 minutes', now()) >= 0 AS refreshed;
 SELECT flow_mismatches('last_hour');

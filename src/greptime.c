@@ -274,6 +274,7 @@ current(Parser *p)
 	return &p->tokens[p->pos];
 }
 
+/* A token as written: up to the next token, less blanks and comments after it. */
 static const char *
 token_text(Parser *p, Token *t)
 {
@@ -282,6 +283,18 @@ token_text(Parser *p, Token *t)
 	if (t->kind == TOK_END)
 		return NULL;
 	end = (t + 1)->start;
+	if (t->kind != TOK_STRING && t->kind != TOK_QUOTED)
+	{
+		/* nothing else holds a blank or the start of a comment */
+		for (int i = t->start + 1; i < end; i++)
+			if (isspace((unsigned char) p->statement[i]) ||
+				strncmp(p->statement + i, "--", 2) == 0 ||
+				strncmp(p->statement + i, "/*", 2) == 0)
+			{
+				end = i;
+				break;
+			}
+	}
 	while (end > t->start && isspace((unsigned char) p->statement[end - 1]))
 		end--;
 	return pnstrdup(p->statement + t->start, Max(end - t->start, 1));
