@@ -232,6 +232,15 @@ SELECT flow_name, result FROM flowpg.execute($$
 CREATE FLOW unnamed SINK TO unnamed_out AS
 SELECT count(*), number BETWEEN 1 AND 2 FROM numbers_input_df_func GROUP BY 2
 $$);
+-- (a time window without an alias: DataFusion names its interval constant)
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW unnamed SINK TO unnamed_out AS
+SELECT count(*), date_bin(INTERVAL '1 minute', ts) FROM numbers_input_df_func GROUP BY 2
+$$);
+-- a temporary type exists in this session only
+CREATE DOMAIN pg_temp.small_int AS int;
+SELECT flowpg.create_flow('temp_type', 'temp_type_out',
+    'SELECT number::pg_temp.small_int AS n, count(*) AS c FROM numbers_input_df_func GROUP BY 1');
 
 ---------------------------------------------------------------------------
 -- EXPIRE AFTER and EVAL INTERVAL in GreptimeDB's forms; COMMENT
@@ -401,6 +410,15 @@ REVOKE CREATE ON SCHEMA public FROM regress_greptime_owner, regress_greptime_oth
 DROP TABLE admins_table, others_table;
 DROP ROLE regress_greptime_owner, regress_greptime_other;
 
+-- HAVING names a column when the FROM list has one of that name (here
+-- through the alias's column list), as PostgreSQL reads it
+SELECT flowpg.create_flow('having_column', 'having_column_out',
+    $$SELECT s.k AS grp, count(*) AS n, sum(s.v) AS k
+        FROM (SELECT number % 3 AS a, number AS b FROM numbers_input_df_func) AS s(k, v)
+       GROUP BY s.k HAVING k > 0$$, eval_interval => '1 hour') > 0 AS created;
+SELECT grp, n FROM having_column_out ORDER BY grp;
+SELECT flow_mismatches('having_column');
+
 ---------------------------------------------------------------------------
 -- EVAL INTERVAL: ticks at multiples of it since the epoch, now() is the tick
 ---------------------------------------------------------------------------
@@ -417,6 +435,23 @@ CREATE FLOW last_hour SINK TO last_hour_out EVAL INTERVAL '2 s' WITH (mode = 'st
 AS SELECT path, count(*) AS n FROM requests WHERE ts > now() - INTERVAL '1 hour' GROUP BY path$$);
 SELECT flowpg.create_flow('last_hour_native', 'last_hour_native_out',
     $$SELECT path, count(*) AS n FROM requests WHERE ts > current_timestamp - interval '1 hour' GROUP BY path$$);
+
+-- the time literals PostgreSQL reads once, at creation, are refused
+SELECT flowpg.create_flow('moment', 'moment_out',
+    $$SELECT path, count(*) AS n FROM requests WHERE ts > 'now'::timestamptz - interval '1 hour' GROUP BY path$$,
+    eval_interval => '1 minute');
+SELECT * FROM flowpg.execute($$
+CREATE FLOW moment SINK TO moment_out EVAL INTERVAL '1m'
+AS SELECT path, count(*) AS n FROM requests WHERE ts::date = 'today' GROUP BY path$$);
+-- age(ts) reads the date of now(): a tick's
+SELECT flowpg.create_flow('aged', 'aged_out',
+    $$SELECT path, count(*) AS n FROM requests WHERE age(ts) < interval '1 day' GROUP BY path$$);
+SELECT flowpg.create_flow('aged', 'aged_out',
+    $$SELECT path, count(*) AS n FROM requests WHERE age(ts) < interval '1 day' GROUP BY path$$,
+    eval_interval => '1 minute') > 0 AS created;
+SELECT query FROM flowpg.flows WHERE flow_name = 'aged';
+SELECT flow_mismatches('aged');
+SELECT flowpg.drop_flow('aged');
 
 -- a recording rule, and a flow without aggregates, on a schedule
 SELECT flow_name, result FROM flowpg.execute($$

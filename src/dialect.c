@@ -13,9 +13,10 @@
  *	- for flows created through flowpg.execute, an output without a name
  *	  gets the name GreptimeDB gives it, such as sum(numbers.number).
  * After analysis:
- *	- now(), CURRENT_TIMESTAMP, CURRENT_DATE, LOCALTIMESTAMP and the other
- *	  transaction-time functions become flowpg.now(), the time of the
- *	  EVAL INTERVAL tick a run evaluates (eval_tick.c);
+ *	- now(), CURRENT_TIMESTAMP, CURRENT_DATE, LOCALTIMESTAMP, age(ts) and the
+ *	  other transaction-time functions become flowpg.now(), the time of the
+ *	  EVAL INTERVAL tick a run evaluates (eval_tick.c); the literals 'now',
+ *	  'today', ... as times are refused (read once, at creation);
  *	- SELECT DISTINCT without aggregates becomes GROUP BY on its outputs.
  * The raw rewrites apply only where PostgreSQL would find nothing (no type
  * of that name, no two-argument date_bin, no column of that name), so a
@@ -26,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
@@ -40,6 +42,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "dialect.h"
 
@@ -74,11 +77,70 @@ is_unqualified_call(FuncCall *call, const char *name)
 	return list_length(names) == 1 && strcmp(strVal(linitial(names)), name) == 0;
 }
 
+/*
+ * 'now', 'today', 'tomorrow', 'yesterday' as a time: PostgreSQL reads them
+ * when the query is analysed, so the flow would keep the creation's time.
+ */
+static bool
+is_moment_literal(Node *node)
+{
+	const char *value;
+
+	if (node == NULL || !IsA(node, A_Const) || ((A_Const *) node)->isnull ||
+		!IsA(&((A_Const *) node)->val, String))
+		return false;
+	value = strVal(&((A_Const *) node)->val);
+	while (isspace((unsigned char) *value))
+		value++;
+	return pg_strncasecmp(value, "now", 3) == 0 || pg_strncasecmp(value, "today", 5) == 0 ||
+		pg_strncasecmp(value, "tomorrow", 8) == 0 || pg_strncasecmp(value, "yesterday", 9) == 0;
+}
+
+static void
+refuse_moment_literal(Node *node)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+			 errmsg("a flow cannot use the time literal '%s'", strVal(&((A_Const *) node)->val)),
+			 errdetail("PostgreSQL reads it once, when the flow is created; the flow would keep that time."),
+			 errhint("Use now() with EVAL INTERVAL, or write it as text ('...'::text) if it is not a time.")));
+}
+
+static bool
+is_text_type(TypeName *type)
+{
+	const char *name = strVal(llast(type->names));
+
+	return strcmp(name, "text") == 0 || strcmp(name, "varchar") == 0 ||
+		strcmp(name, "bpchar") == 0 || strcmp(name, "name") == 0 || strcmp(name, "string") == 0;
+}
+
+static bool
+type_is_temporary(Oid typid)
+{
+	HeapTuple	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	bool		temporary;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	temporary = isAnyTempNamespace(((Form_pg_type) GETSTRUCT(tuple))->typnamespace);
+	ReleaseSysCache(tuple);
+	return temporary;
+}
+
 static bool
 raw_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
+	if (IsA(node, TypeCast) && is_moment_literal(((TypeCast *) node)->arg))
+	{
+		if (!is_text_type(((TypeCast *) node)->typeName))
+			refuse_moment_literal(((TypeCast *) node)->arg);
+		return raw_walker((Node *) ((TypeCast *) node)->typeName, context);
+	}
+	if (is_moment_literal(node))
+		refuse_moment_literal(node);
 	if (IsA(node, FuncCall))
 	{
 		FuncCall   *call = (FuncCall *) node;
@@ -101,9 +163,16 @@ raw_walker(Node *node, void *context)
 	{
 		TypeName   *type = (TypeName *) node;
 
-		/* a type of that name, when there is one, is meant */
+		/*
+		 * A type of that name, when there is one, is meant -- but not one of
+		 * this session's temporary types (the session may not be the
+		 * owner's: a pending flow starting), which no other process sees.
+		 */
+		Oid			found = (list_length(type->names) == 1 && !type->pct_type) ?
+			LookupTypeNameOid(NULL, type, true) : InvalidOid;
+
 		if (list_length(type->names) == 1 && !type->pct_type &&
-			!OidIsValid(LookupTypeNameOid(NULL, type, true)))
+			(!OidIsValid(found) || type_is_temporary(found)))
 		{
 			const char *name = strVal(linitial(type->names));
 
@@ -120,6 +189,17 @@ raw_walker(Node *node, void *context)
 	return raw_expression_tree_walker(node, raw_walker, context);
 }
 
+static bool
+alias_has_column(Alias *alias, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, alias->colnames)
+		if (strcmp(strVal(lfirst(lc)), name) == 0)
+			return true;
+	return false;
+}
+
 /* Is name a column of one of the FROM list's tables (as far as they can be known)? */
 static bool
 from_has_column(List *from, const char *name)
@@ -132,23 +212,34 @@ from_has_column(List *from, const char *name)
 
 		if (IsA(item, RangeVar))
 		{
-			Oid			relid = RangeVarGetRelid((RangeVar *) item, NoLock, true);
+			RangeVar   *rv = (RangeVar *) item;
+			Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+			AttrNumber	attnum;
 
-			if (OidIsValid(relid) && get_attnum(relid, name) != InvalidAttrNumber)
+			if (rv->alias && alias_has_column(rv->alias, name))
+				return true;
+			/* a column renamed by the alias's list is not seen by its old name */
+			attnum = OidIsValid(relid) ? get_attnum(relid, name) : InvalidAttrNumber;
+			if (attnum != InvalidAttrNumber &&
+				(rv->alias == NULL || attnum > list_length(rv->alias->colnames)))
 				return true;
 		}
 		else if (IsA(item, JoinExpr))
 		{
 			JoinExpr   *join = (JoinExpr *) item;
 
-			if (from_has_column(list_make2(join->larg, join->rarg), name))
+			if ((join->alias && alias_has_column(join->alias, name)) ||
+				from_has_column(list_make2(join->larg, join->rarg), name))
 				return true;
 		}
 		else if (IsA(item, RangeSubselect))
 		{
 			SelectStmt *sub = (SelectStmt *) ((RangeSubselect *) item)->subquery;
+			Alias	   *alias = ((RangeSubselect *) item)->alias;
 			ListCell   *lt;
 
+			if (alias && alias_has_column(alias, name))
+				return true;
 			if (!IsA(sub, SelectStmt))
 				return true;	/* cannot tell: keep PostgreSQL's meaning */
 			foreach(lt, sub->targetList)
@@ -245,9 +336,7 @@ having_aliases(Node *node, SelectStmt *stmt)
 void
 dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_names)
 {
-	(void) raw_walker((Node *) stmt, NULL);
-	if (stmt->havingClause)
-		stmt->havingClause = having_aliases(stmt->havingClause, stmt);
+	/* names first: of the query as written, not of its rewrites */
 	if (greptime_names)
 	{
 		ListCell   *lc;
@@ -272,6 +361,9 @@ dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_name
 						 errposition(pg_mbstrlen_with_len(query_text, rt->location) + 1) : 0));
 		}
 	}
+	(void) raw_walker((Node *) stmt, NULL);
+	if (stmt->havingClause)
+		stmt->havingClause = having_aliases(stmt->havingClause, stmt);
 }
 
 /* flowpg.now(), the tick time of the run (see eval_tick.c) */
@@ -306,6 +398,19 @@ now_mutator(Node *node, Oid *now_func)
 		if (f->funcid == F_NOW || f->funcid == F_TRANSACTION_TIMESTAMP ||
 			f->funcid == F_STATEMENT_TIMESTAMP)
 			return tick_now(*now_func, TIMESTAMPTZOID, -1);
+		/* age(ts) is age(current_date, ts): the tick's date */
+		if (f->funcid == F_AGE_TIMESTAMPTZ || f->funcid == F_AGE_TIMESTAMP)
+		{
+			bool		tz = f->funcid == F_AGE_TIMESTAMPTZ;
+			Node	   *today = coerce_to_target_type(NULL, tick_now(*now_func, DATEOID, -1),
+													  DATEOID, tz ? TIMESTAMPTZOID : TIMESTAMPOID, -1,
+													  COERCION_EXPLICIT, COERCE_EXPLICIT_CAST, -1);
+			List	   *args = list_make2(today, now_mutator(linitial(f->args), now_func));
+
+			return (Node *) makeFuncExpr(tz ? F_AGE_TIMESTAMPTZ_TIMESTAMPTZ : F_AGE_TIMESTAMP_TIMESTAMP,
+										 INTERVALOID, args, InvalidOid, InvalidOid,
+										 COERCE_EXPLICIT_CALL);
+		}
 	}
 	else if (IsA(node, SQLValueFunction))
 	{
@@ -490,7 +595,9 @@ append_display_name(StringInfo buf, Node *expr, const char *relation)
 				return append_display_name(buf, e->rexpr, relation);
 			}
 		case T_TypeCast:
-			/* DataFusion does not show casts in names (as PostgreSQL and Spark) */
+			/* DataFusion does not show casts in names (as PostgreSQL and Spark) ... */
+			if (IsA(((TypeCast *) expr)->arg, A_Const))
+				return false;	/* ... but folds a constant's into a literal of its own */
 			return append_display_name(buf, ((TypeCast *) expr)->arg, relation);
 		case T_NullTest:
 			{

@@ -277,7 +277,8 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry = palloc0(sizeof(FlowEntry));
 	entry->flow_name = pstrdup(flow_name);
 	entry->owner = GetUserId();
-	entry->settings = flow_settings_capture();
+	/* a pending flow keeps the settings it was given with, not the starting session's */
+	entry->settings = def->settings ? def->settings : flow_settings_capture();
 
 	plan = flow_plan_query_text(def->query_text, FLOW_WINDOW_FIND, def->source);
 	check_capture_privilege(plan->source_relids);
@@ -339,6 +340,8 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	/* EVAL INTERVAL: the first tick after now, a multiple of it since the epoch */
 	if (eval_interval)
 		stats_set_next_run(entry->flow_id, eval_tick_after(eval_interval, GetCurrentTimestamp()));
+	else if (existing)
+		stats_set_next_run(entry->flow_id, GetCurrentTimestamp());	/* not the old flow's tick */
 	worker_request(MyDatabaseId);
 	warn_if_no_worker();
 

@@ -9,6 +9,7 @@
 #ifndef FLOWPG_FLOW_API_H
 #define FLOWPG_FLOW_API_H
 
+#include "utils/array.h"
 #include "utils/timestamp.h"
 
 /* What create_flow is asked to do: its arguments. */
@@ -28,6 +29,7 @@ typedef struct FlowDefinition
 	const struct FlowQuerySource *source;
 	const char *written_query;
 	const char *greptime_options;	/* JSON object of its WITH options */
+	ArrayType  *settings;		/* pinned settings to keep (NULL: this session's) */
 } FlowDefinition;
 
 typedef enum FlowCreated

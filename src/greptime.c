@@ -37,6 +37,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
+#include "commands/extension.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -48,6 +49,7 @@
 #include "parser/gram.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -132,6 +134,7 @@ typedef struct FlowStatement
 	/* AS */
 	int			query_start;	/* byte offsets */
 	int			query_end;
+	ArrayType  *pinned_settings;	/* a pending flow's, when it starts */
 } FlowStatement;
 
 /* Errors point into the statement (like PL/pgSQL's into its function). */
@@ -1035,6 +1038,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 		flow.owner = GetUserId();
 		flow.statement = (char *) p->statement;
 		flow.settings = flow_settings_capture();
+		settings_warn_unsafe_search_path(GetUserId());
 		flow.sink_name = s->sink_name;
 		flow.comment = s->comment;
 		flow.options = s->with_json;
@@ -1085,10 +1089,8 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	def.source = &source;
 	def.written_query = pnstrdup(p->statement + s->query_start, s->query_end - s->query_start);
 	def.greptime_options = s->with_json;
+	def.settings = s->pinned_settings;
 	(void) flow_create(&def, &outcome);
-	if (starting_pending)
-		ereport(NOTICE,
-				(errmsg("pending flow \"%s\" started", s->flow_name)));
 	if (rsinfo)
 		put_row(rsinfo, s->flow_name,
 				outcome == FLOW_CREATED ? "created" :
@@ -1188,8 +1190,9 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
  * result rows go nowhere).  True when a flow was created or replaced.
  */
 static bool
-run_statement(const char *statement, ReturnSetInfo *rsinfo, bool starting_pending)
+run_statement(const char *statement, ReturnSetInfo *rsinfo, ArrayType *pending_settings)
 {
+	bool		starting_pending = pending_settings != NULL;
 	Parser		p;
 	FlowStatement s;
 
@@ -1209,6 +1212,7 @@ run_statement(const char *statement, ReturnSetInfo *rsinfo, bool starting_pendin
 	/* a pending flow is created once: no OR REPLACE, no IF NOT EXISTS */
 	s.if_not_exists = false;
 	s.or_replace = false;
+	s.pinned_settings = pending_settings;
 	return execute_create(&p, &s, NULL, true);
 }
 
@@ -1221,7 +1225,7 @@ flowpg_execute(PG_FUNCTION_ARGS)
 				 errmsg("statement must not be NULL")));
 	InitMaterializedSRF(fcinfo, 0);
 	(void) run_statement(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-						 (ReturnSetInfo *) fcinfo->resultinfo, false);
+						 (ReturnSetInfo *) fcinfo->resultinfo, NULL);
 	return (Datum) 0;
 }
 
@@ -1237,10 +1241,21 @@ start_pending(void *arg)
 {
 	StartAttempt *attempt = (StartAttempt *) arg;
 	FlowIdentity identity;
+	int			quiet = -1;
 
+	/* what the owner's code says is the owner's, not this session's */
+	if (!has_privs_of_role(GetUserId(), attempt->pending->owner))
+	{
+		quiet = NewGUCNestLevel();
+		(void) set_config_option("client_min_messages", "error", PGC_SUSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	}
 	flow_enter(&identity, attempt->pending->owner, attempt->pending->settings, false);
-	attempt->started = run_statement(attempt->pending->statement, NULL, true);
+	attempt->started = run_statement(attempt->pending->statement, NULL,
+									 attempt->pending->settings);
 	flow_leave(&identity);
+	if (quiet >= 0)
+		AtEOXact_GUC(true, quiet);
 }
 
 /* Remembers why a start failed; says it once per different reason. */
@@ -1287,6 +1302,9 @@ start_pending_flows(void)
 			edata = subxact_run(start_pending, &attempt);
 			if (edata == NULL)
 			{
+				if (attempt.started)
+					ereport(NOTICE,
+							(errmsg("pending flow \"%s\" started", attempt.pending->flow_name)));
 				started |= attempt.started;
 				continue;
 			}
@@ -1313,7 +1331,8 @@ flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 {
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_start_pending_flows must be called as an event trigger");
-	if (catalog_own_ddl || starting_pending_flows || !catalog_exists())
+	/* (in another extension's script, what it creates would become that extension's) */
+	if (catalog_own_ddl || starting_pending_flows || creating_extension || !catalog_exists())
 		PG_RETURN_VOID();
 	starting_pending_flows = true;
 	PG_TRY();

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
@@ -147,6 +148,52 @@ aggref_walker(Node *node, List **aggrefs)
 	return expression_tree_walker(node, aggref_walker, (void *) aggrefs);
 }
 
+/*
+ * A temporary type or function (pg_temp) exists in one session only: the
+ * worker and other writers could not evaluate the flow.
+ */
+static bool
+temp_object_walker(Node *node, void *context)
+{
+	Oid			func = InvalidOid;
+	HeapTuple	tuple;
+
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, temp_object_walker, context, 0);
+	if (IsA(node, FuncExpr))
+		func = ((FuncExpr *) node)->funcid;
+	else if (IsA(node, Aggref))
+		func = ((Aggref *) node)->aggfnoid;
+	else if (IsA(node, OpExpr))
+		func = get_opcode(((OpExpr *) node)->opno);
+	if (OidIsValid(func) && isAnyTempNamespace(get_func_namespace(func)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a flow cannot use temporary function %s", format_procedure(func)),
+				 errdetail("Temporary objects are invisible to flowpg's background worker.")));
+	if (IsA(node, Var) || IsA(node, Const) || IsA(node, FuncExpr) || IsA(node, CoerceToDomain) ||
+		IsA(node, RelabelType) || IsA(node, CoerceViaIO) || IsA(node, Aggref))
+	{
+		Oid			type = exprType(node);
+
+		tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
+		if (HeapTupleIsValid(tuple))
+		{
+			bool		temporary = isAnyTempNamespace(((Form_pg_type) GETSTRUCT(tuple))->typnamespace);
+
+			ReleaseSysCache(tuple);
+			if (temporary)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("a flow cannot use temporary type %s", format_type_be(type)),
+						 errdetail("Temporary objects are invisible to flowpg's background worker.")));
+		}
+	}
+	return expression_tree_walker(node, temp_object_walker, context);
+}
+
 /* The shape checks that apply to every flow. */
 static void
 check_query_shape(Query *query)
@@ -178,6 +225,7 @@ check_query_shape(Query *query)
 	if (query->rowMarks)
 		reject_query("FOR UPDATE or FOR SHARE", NULL);
 
+	(void) temp_object_walker((Node *) query, NULL);
 	if (volatile_walker((Node *) query, &volatile_func))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -142,6 +142,23 @@ stats_set_next_run(int64 flow_id, TimestampTz next_run)
 							   2, types, values, NULL);
 }
 
+/* The flow's scheduled next run; false when none is. */
+bool
+stats_next_run(int64 flow_id, TimestampTz *next_run)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(flow_id)};
+	bool		isnull = true;
+
+	catalog_query_privileged("SELECT next_run_at FROM flowpg.flow_run WHERE flow_id = $1",
+							 1, types, values, NULL);
+	if (SPI_processed > 0)
+		*next_run = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
+													  SPI_tuptable->tupdesc, 1, &isnull));
+	catalog_query_privileged_end();
+	return !isnull;
+}
+
 PG_FUNCTION_INFO_V1(flowpg_stream_stats);
 
 /* flowpg._stream_stats(flow_id): the worker's published counters. */

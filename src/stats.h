@@ -25,6 +25,7 @@ extern int	stats_record_failure(int64 flow_id, ErrorData *edata,
 								 TimestampTz started, TimestampTz finished);
 
 extern void stats_set_next_run(int64 flow_id, TimestampTz next_run);
+extern bool stats_next_run(int64 flow_id, TimestampTz *next_run);
 
 /* Deletes the counters and errors of a flow that is dropped. */
 extern void stats_forget(int64 flow_id);

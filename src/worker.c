@@ -59,6 +59,7 @@
 #include "catalog.h"
 #include "dirty_log.h"
 #include "eval_tick.h"
+#include "planner.h"
 #include "guc.h"
 #include "stats.h"
 #include "queue.h"
@@ -312,24 +313,38 @@ typedef struct DueFlow
 	bool		uses_now;		/* recompute it all on the tick */
 } DueFlow;
 
+/* What one run of a flow does, in a subtransaction of the run's transaction. */
+typedef struct FlowRun
+{
+	DueFlow    *due;
+	FlowEntry  *entry;
+	TimestampTz started;
+	TimestampTz finished;
+	BatchResult result;
+	bool		wait_more;		/* a restored flow whose tables are not in yet */
+	/* the tick it evaluates: the poll's, if the flow still has ticks */
+	bool		has_tick;
+	bool		uses_now;
+} FlowRun;
+
 /* The next run of a flow after a successful one. */
 static TimestampTz
-next_run_after(FlowEntry *entry, DueFlow *due, BatchResult *result, TimestampTz started,
-			   TimestampTz finished)
+next_run_after(FlowRun *run)
 {
+	FlowEntry  *entry = run->entry;
 	int64		delay;
 
-	if (result->more_pending)
-		return finished;		/* a backlog: go on at once */
-	if (due->has_tick && due->uses_now)
-		return due->tick + eval_interval_usecs(entry->eval_interval);	/* missed ones next */
+	if (run->result.more_pending)
+		return run->finished;	/* a backlog: go on at once */
+	if (run->has_tick && run->uses_now)
+		return run->due->tick + eval_interval_usecs(entry->eval_interval);	/* missed ones next */
 	if (entry->eval_interval)
-		return eval_tick_after(entry->eval_interval, finished);
+		return eval_tick_after(entry->eval_interval, run->finished);
 	/* adaptive: as long as the run took, within [min interval, window] */
-	delay = Max(finished - started, (int64) flowpg_min_refresh_interval_ms * 1000);
-	if (result->window_usecs > 0)
-		delay = Min(delay, result->window_usecs);
-	return finished + delay;
+	delay = Max(run->finished - run->started, (int64) flowpg_min_refresh_interval_ms * 1000);
+	if (run->result.window_usecs > 0)
+		delay = Min(delay, run->result.window_usecs);
+	return run->finished + delay;
 }
 
 static TimestampTz
@@ -342,16 +357,7 @@ next_run_after_failure(int consecutive, TimestampTz finished)
 	return finished + Min(delay, MAX_BACKOFF_USECS);
 }
 
-/* What one run of a flow does, in a subtransaction of the run's transaction. */
-typedef struct FlowRun
-{
-	DueFlow    *due;
-	FlowEntry  *entry;
-	TimestampTz started;
-	TimestampTz finished;
-	BatchResult result;
-	bool		wait_more;		/* a restored flow whose tables are not in yet */
-} FlowRun;
+
 
 static void
 flow_run_call(void *arg)
@@ -366,10 +372,24 @@ flow_run_call(void *arg)
 		run->wait_more = !restore_finish(run->entry, false);
 	else
 	{
+		/*
+		 * The poll's view of the flow may be stale: replaced meanwhile
+		 * (without eval_interval, or without now()), or its tick run by
+		 * another worker since (its next tick is later then).
+		 */
+		TimestampTz next;
+
+		run->has_tick = run->due->has_tick && run->entry->eval_interval != NULL;
+		run->uses_now = run->has_tick && flow_plan_for_entry(run->entry)->uses_now;
+		if (run->uses_now && stats_next_run(run->entry->flow_id, &next) && next > run->due->tick)
+		{
+			disable_timeout(STATEMENT_TIMEOUT, false);
+			return;
+		}
 		/* now() in the query is the tick's time */
-		if (run->due->has_tick)
+		if (run->has_tick)
 			eval_tick_set(run->due->tick);
-		if (run->due->has_tick && run->due->uses_now)
+		if (run->uses_now)
 			run->result = batch_recompute_all(run->entry);
 		else
 			run->result = batch_refresh_dirty(run->entry, NULL, NULL);
@@ -377,10 +397,9 @@ flow_run_call(void *arg)
 	}
 	disable_timeout(STATEMENT_TIMEOUT, false);
 	run->finished = GetCurrentTimestamp();
-	if (run->result.log_entries > 0 || (run->due->has_tick && run->due->uses_now))
+	if (run->result.log_entries > 0 || run->uses_now)
 		stats_record_run(run->entry->flow_id, &run->result, run->started, run->finished,
-						 next_run_after(run->entry, run->due, &run->result, run->started,
-										run->finished));
+						 next_run_after(run));
 }
 
 /* One run of one flow, in its own transaction; errors stay in it. */
