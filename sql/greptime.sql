@@ -68,6 +68,21 @@ SELECT result = :'definition' AS same_definition
 FROM flowpg.execute('SHOW CREATE FLOW test_numbers_basic');
 SELECT flow_mismatches('test_numbers_basic');
 
+-- several statements in one text, as in a script
+SELECT flow_name, result, affected_rows >= 0 AS counted FROM flowpg.execute($$
+ADMIN FLUSH_FLOW('test_numbers_basic');
+SHOW FLOWS LIKE 'test%';
+COMMENT ON FLOW test_numbers_basic IS 'from a script';
+$$);
+SELECT comment FROM flowpg.information_schema_flows WHERE flow_name = 'test_numbers_basic';
+-- a statement that fails undoes the ones before it (one transaction)
+SELECT * FROM flowpg.execute($$
+COMMENT ON FLOW test_numbers_basic IS 'not kept';
+DROP FLOW no_such_flow;
+$$);
+SELECT comment FROM flowpg.information_schema_flows WHERE flow_name = 'test_numbers_basic';
+SELECT * FROM flowpg.execute($$SHOW FLOWS LIKE 'x' SHOW FLOWS$$);
+
 -- statements in any case, with comments and any whitespace
 SELECT flow_name, result FROM flowpg.execute($$
     /* a block comment */ DrOp   -- a line comment

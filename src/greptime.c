@@ -15,8 +15,9 @@
  *	SHOW FLOW STATUS [LIKE 'pattern'] | ADMIN FLUSH_FLOW('name')
  *	COMMENT ON FLOW name IS 'text' | NULL
  *
- * and mapped onto the native API (flow_api.c).  Each statement returns rows
- * of (flow_name, result, affected_rows).  A flow whose source tables do not
+ * and mapped onto the native API (flow_api.c).  A text may hold several
+ * statements separated by ";" (a CREATE FLOW's query ends at the next one),
+ * run in order; each returns rows of (flow_name, result, affected_rows).  A flow whose source tables do not
  * exist yet is refused, or with defer_on_missing_source kept pending
  * (pending_flow.c) and created, as its owner under the settings it was
  * created with, when a table is created (flowpg_start_pending_flows, an
@@ -132,10 +133,14 @@ typedef struct FlowStatement
 	bool		backfill;
 	char	   *with_json;		/* the options as given, for flow_definition */
 	/* AS */
-	int			query_start;	/* byte offsets */
+	int			stmt_start;		/* byte offsets in the text */
+	int			stmt_end;
+	int			query_start;
 	int			query_end;
 	ArrayType  *pinned_settings;	/* a pending flow's, when it starts */
 } FlowStatement;
+
+#define STATEMENT_KINDS "CREATE FLOW, DROP FLOW, SHOW FLOWS, SHOW CREATE FLOW, SHOW FLOW STATUS, ADMIN FLUSH_FLOW or COMMENT ON FLOW"
 
 /* Errors point into the statement (like PL/pgSQL's into its function). */
 static void
@@ -301,6 +306,15 @@ token_text(Parser *p, Token *t)
 	while (end > t->start && isspace((unsigned char) p->statement[end - 1]))
 		end--;
 	return pnstrdup(p->statement + t->start, Max(end - t->start, 1));
+}
+
+/* The end of a statement's or query's text before "end", less trailing blanks. */
+static int
+trimmed_end(Parser *p, int end, int start)
+{
+	while (end > start && isspace((unsigned char) p->statement[end - 1]))
+		end--;
+	return end;
 }
 
 static void
@@ -630,9 +644,9 @@ parse_sink(Parser *p)
  * before FROM, AS 'alias', current_timestamp() and its kin.
  */
 static void
-fix_query_tokens(Parser *p, int from)
+fix_query_tokens(Parser *p, int from, int to)
 {
-	for (int i = from; i < p->ntokens - 1; i++)
+	for (int i = from; i < to; i++)
 	{
 		Token	   *t = &p->tokens[i];
 		Token	   *next = &p->tokens[i + 1];
@@ -655,7 +669,7 @@ fix_query_tokens(Parser *p, int from)
 		else if ((is_word(t, "current_timestamp") || is_word(t, "current_date") ||
 				  is_word(t, "current_time") || is_word(t, "localtimestamp") ||
 				  is_word(t, "localtime")) &&
-				 next->kind == TOK_CHAR && next->ch == '(' && i + 2 < p->ntokens &&
+				 next->kind == TOK_CHAR && next->ch == '(' && i + 2 < to &&
 				 p->tokens[i + 2].kind == TOK_CHAR && p->tokens[i + 2].ch == ')')
 		{
 			p->text[next->start] = ' ';
@@ -668,6 +682,7 @@ static void
 parse_create(Parser *p, FlowStatement *s)
 {
 	int			or_token = -1;
+	int			first;
 
 	if (accept_word(p, "or"))
 	{
@@ -716,15 +731,13 @@ parse_create(Parser *p, FlowStatement *s)
 					 "EXPIRE AFTER, EVAL INTERVAL, COMMENT, WITH or AS");
 	if (current(p)->kind == TOK_END)
 		syntax_error(p, "the flow's query after AS");
-	s->query_start = current(p)->start;
-	/* the query as written ends before a final ";" and blanks */
-	s->query_end = p->tokens[p->ntokens - 1].start;
-	if (p->ntokens >= 2 && p->tokens[p->ntokens - 2].kind == TOK_CHAR &&
-		p->tokens[p->ntokens - 2].ch == ';')
-		s->query_end = p->tokens[p->ntokens - 2].start;
-	while (s->query_end > s->query_start && isspace((unsigned char) p->statement[s->query_end - 1]))
-		s->query_end--;
-	fix_query_tokens(p, p->pos);
+	/* the query runs to the next ";" (the scanner keeps those in strings apart) */
+	first = p->pos;
+	while (current(p)->kind != TOK_END && !(current(p)->kind == TOK_CHAR && current(p)->ch == ';'))
+		p->pos++;
+	s->query_start = p->tokens[first].start;
+	s->query_end = trimmed_end(p, current(p)->start, s->query_start);
+	fix_query_tokens(p, first, p->pos);
 }
 
 static void
@@ -734,7 +747,7 @@ parse_statement(Parser *p, FlowStatement *s)
 	{
 		s->kind = STMT_CREATE;
 		parse_create(p, s);
-		return;					/* the query runs to the end */
+		return;
 	}
 	if (accept_word(p, "drop"))
 	{
@@ -810,25 +823,39 @@ parse_statement(Parser *p, FlowStatement *s)
 			s->comment = parse_string(p, "a string or NULL after IS");
 	}
 	else
-		syntax_error(p, "CREATE FLOW, DROP FLOW, SHOW FLOWS, SHOW CREATE FLOW, SHOW FLOW STATUS, ADMIN FLUSH_FLOW or COMMENT ON FLOW");
-
-	(void) accept_char(p, ';');
-	if (current(p)->kind != TOK_END)
-		syntax_error(p, "the end of the statement");
+		syntax_error(p, STATEMENT_KINDS);
 }
 
-static void
-parse(Parser *p, const char *statement, FlowStatement *s)
+/* The statements of the text, separated by ";". */
+static List *
+parse(Parser *p, const char *statement)
 {
+	List	   *statements = NIL;
+
 	p->statement = statement;
 	p->text = pstrdup(statement);
 	p->pos = 0;
 	p->error_at = -1;
 	tokenize(p);
-	memset(s, 0, sizeof(FlowStatement));
-	s->backfill = true;
-	s->mode = "auto";
-	parse_statement(p, s);
+	while (current(p)->kind != TOK_END)
+	{
+		FlowStatement *s;
+
+		if (accept_char(p, ';'))
+			continue;			/* an empty statement */
+		s = palloc0(sizeof(FlowStatement));
+		s->backfill = true;
+		s->mode = "auto";
+		s->stmt_start = current(p)->start;
+		parse_statement(p, s);
+		s->stmt_end = trimmed_end(p, current(p)->start, s->stmt_start);
+		statements = lappend(statements, s);
+		if (!accept_char(p, ';') && current(p)->kind != TOK_END)
+			syntax_error(p, "\";\" or the end of the statement");
+	}
+	if (statements == NIL)
+		syntax_error(p, STATEMENT_KINDS);
+	return statements;
 }
 
 /* The result rows: (flow_name, result, affected_rows). */
@@ -982,7 +1009,7 @@ check_pending_owner(PendingFlow *pending)
 static bool
 execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting_pending)
 {
-	const char *query = p->text + s->query_start;
+	const char *query = pnstrdup(p->text + s->query_start, s->query_end - s->query_start);
 	int			offset = pg_mbstrlen_with_len(p->statement, s->query_start);
 	FlowQuerySource source = {p->statement, offset, true};
 	FlowDefinition def = {0};
@@ -1036,7 +1063,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 			check_pending_owner(pending);
 		flow.flow_name = s->flow_name;
 		flow.owner = GetUserId();
-		flow.statement = (char *) p->statement;
+		flow.statement = pnstrdup(p->statement + s->stmt_start, s->stmt_end - s->stmt_start);
 		flow.settings = flow_settings_capture();
 		settings_warn_unsafe_search_path(GetUserId());
 		flow.sink_name = s->sink_name;
@@ -1124,6 +1151,7 @@ static void
 execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 {
 	PendingFlow *pending;
+	int64		rows_before;
 
 	switch (s->kind)
 	{
@@ -1150,10 +1178,11 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 					  "WHERE $1 IS NULL OR flow_name LIKE $1 ORDER BY flow_name", s->pattern);
 			break;
 		case STMT_SHOW_CREATE:
+			rows_before = tuplestore_tuple_count(rsinfo->setResult);
 			show_rows(rsinfo,
 					  "SELECT flow_name, flow_definition FROM flowpg.information_schema_flows "
 					  "WHERE flow_name = $1", s->flow_name);
-			if (tuplestore_tuple_count(rsinfo->setResult) == 0)
+			if (tuplestore_tuple_count(rsinfo->setResult) == rows_before)
 				ereport(ERROR,
 						(errcode(ERRCODE_UNDEFINED_OBJECT),
 						 errmsg("flow \"%s\" does not exist", s->flow_name)));
@@ -1186,34 +1215,39 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 }
 
 /*
- * Parses and runs one statement; rsinfo NULL: a pending flow starting (its
- * result rows go nowhere).  True when a flow was created or replaced.
+ * Parses and runs the statements of the text, in order; with
+ * pending_settings, the one CREATE FLOW of a pending flow starting (its
+ * result rows go nowhere): true when it was created.
  */
 static bool
 run_statement(const char *statement, ReturnSetInfo *rsinfo, ArrayType *pending_settings)
 {
-	bool		starting_pending = pending_settings != NULL;
 	Parser		p;
-	FlowStatement s;
+	List	   *statements;
+	FlowStatement *s;
+	ListCell   *lc;
 
 	memset(&p, 0, sizeof(p));
 	p.error_at = -1;
 	p.statement = statement;
 	positions_push(&p);
-	parse(&p, statement, &s);
+	statements = parse(&p, statement);
 	positions_pop(&p);
-	if (!starting_pending)
+	if (pending_settings == NULL)
 	{
-		execute_statement(&p, &s, rsinfo);
+		foreach(lc, statements)
+			execute_statement(&p, lfirst(lc), rsinfo);
 		return false;
 	}
-	if (s.kind != STMT_CREATE)
+	/* a pending flow's statement: its CREATE FLOW alone */
+	s = linitial(statements);
+	if (list_length(statements) != 1 || s->kind != STMT_CREATE)
 		return false;
-	/* a pending flow is created once: no OR REPLACE, no IF NOT EXISTS */
-	s.if_not_exists = false;
-	s.or_replace = false;
-	s.pinned_settings = pending_settings;
-	return execute_create(&p, &s, NULL, true);
+	/* it is created once: no OR REPLACE, no IF NOT EXISTS */
+	s->if_not_exists = false;
+	s->or_replace = false;
+	s->pinned_settings = pending_settings;
+	return execute_create(&p, s, NULL, true);
 }
 
 Datum
