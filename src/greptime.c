@@ -100,6 +100,7 @@ typedef struct Parser
 	int			pos;
 	int			error_at;		/* byte offset for errors without a position, or -1 */
 	int			query_offset;	/* characters before the text positions count from */
+	int			statement_first;	/* the token the statement being parsed starts at */
 	ErrorContextCallback positions; /* statement_error_callback, while pushed */
 } Parser;
 
@@ -328,7 +329,10 @@ syntax_error(Parser *p, const char *expected)
 			(errcode(ERRCODE_SYNTAX_ERROR),
 			 found ? errmsg("syntax error at or near \"%s\"", found) :
 			 errmsg("syntax error at end of input"),
-			 errdetail("Expected %s.", expected)));
+			 errdetail("Expected %s.", expected),
+			 /* "SELECT ...", "CREATE TABLE ...": not a flow statement at all */
+			 p->pos - p->statement_first <= 1 ?
+			 errhint("flowpg.execute runs GreptimeDB's flow statements; run other statements as PostgreSQL SQL.") : 0));
 }
 
 static bool
@@ -847,6 +851,7 @@ parse(Parser *p, const char *statement)
 		s->backfill = true;
 		s->mode = "auto";
 		s->stmt_start = current(p)->start;
+		p->statement_first = p->pos;
 		parse_statement(p, s);
 		s->stmt_end = trimmed_end(p, current(p)->start, s->stmt_start);
 		statements = lappend(statements, s);
