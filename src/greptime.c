@@ -937,7 +937,7 @@ sources_walker(Node *node, SourcesContext *cxt)
 
 /* The missing tables as a list for messages, NULL when none; *found the others. */
 static char *
-find_sources(Parser *p, const char *query, List **found)
+find_sources(Parser *p, const char *query, int query_start, List **found)
 {
 	SourcesContext cxt = {NIL, NIL, NIL};
 	List	   *raw;
@@ -945,7 +945,7 @@ find_sources(Parser *p, const char *query, List **found)
 	ListCell   *lc;
 
 	/* raw_parser's positions are the query's */
-	p->query_offset = pg_mbstrlen_with_len(p->statement, query - p->text);
+	p->query_offset = pg_mbstrlen_with_len(p->statement, query_start);
 	positions_push(p);
 	raw = raw_parser(query, RAW_PARSE_DEFAULT);
 	positions_pop(p);
@@ -1030,7 +1030,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 		return false;
 	existing = catalog_get_by_name(s->flow_name);
 	pending = starting_pending ? NULL : pending_flow_get(s->flow_name);
-	missing = find_sources(p, query, &found);
+	missing = find_sources(p, query, s->query_start, &found);
 
 	if (missing)
 	{
