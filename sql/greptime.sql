@@ -458,6 +458,11 @@ SELECT flowpg.create_flow('moment', 'moment_out',
 SELECT * FROM flowpg.execute($$
 CREATE FLOW moment SINK TO moment_out EVAL INTERVAL '1m'
 AS SELECT path, count(*) AS n FROM requests WHERE ts::date = 'today' GROUP BY path$$);
+-- ... but not the same words as text
+SELECT flowpg.create_flow('moment', 'moment_out',
+    $$SELECT path, count(*) AS n FROM requests WHERE path <> 'now' AND path <> 'nowhere' GROUP BY path$$) > 0 AS created;
+SELECT flowpg.drop_flow('moment');
+DROP TABLE moment_out;
 -- age(ts) reads the date of now(): a tick's
 SELECT flowpg.create_flow('aged', 'aged_out',
     $$SELECT path, count(*) AS n FROM requests WHERE age(ts) < interval '1 day' GROUP BY path$$);

@@ -16,7 +16,7 @@
  *	- now(), CURRENT_TIMESTAMP, CURRENT_DATE, LOCALTIMESTAMP, age(ts) and the
  *	  other transaction-time functions become flowpg.now(), the time of the
  *	  EVAL INTERVAL tick a run evaluates (eval_tick.c); the literals 'now',
- *	  'today', ... as times are refused (read once, at creation);
+ *	  'today', ... that became times are refused (read once, at creation);
  *	- SELECT DISTINCT without aggregates becomes GROUP BY on its outputs.
  * The raw rewrites apply only where PostgreSQL would find nothing (no type
  * of that name, no two-argument date_bin, no column of that name), so a
@@ -90,29 +90,35 @@ is_moment_literal(Node *node)
 		!IsA(&((A_Const *) node)->val, String))
 		return false;
 	value = strVal(&((A_Const *) node)->val);
-	while (isspace((unsigned char) *value))
-		value++;
-	return pg_strncasecmp(value, "now", 3) == 0 || pg_strncasecmp(value, "today", 5) == 0 ||
-		pg_strncasecmp(value, "tomorrow", 8) == 0 || pg_strncasecmp(value, "yesterday", 9) == 0;
+	/* as a word of the value, as PostgreSQL's date/time input reads it ('tomorrow 10:00') */
+	while (*value)
+	{
+		int			len = 0;
+
+		while (*value && !isalpha((unsigned char) *value))
+			value++;
+		while (isalpha((unsigned char) value[len]))
+			len++;
+		if ((len == 3 && pg_strncasecmp(value, "now", 3) == 0) ||
+			(len == 5 && pg_strncasecmp(value, "today", 5) == 0) ||
+			(len == 8 && pg_strncasecmp(value, "tomorrow", 8) == 0) ||
+			(len == 9 && pg_strncasecmp(value, "yesterday", 9) == 0))
+			return true;
+		value += len;
+	}
+	return false;
 }
 
+/* Refused once analysis shows the literal became a time (see time_literal_walker). */
 static void
-refuse_moment_literal(Node *node)
+refuse_moment_literal(Const *c, const char *query_text)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-			 errmsg("a flow cannot use the time literal '%s'", strVal(&((A_Const *) node)->val)),
+			 errmsg("a flow cannot use a time literal that names the present ('now', 'today', ...)"),
 			 errdetail("PostgreSQL reads it once, when the flow is created; the flow would keep that time."),
-			 errhint("Use now() with EVAL INTERVAL, or write it as text ('...'::text) if it is not a time.")));
-}
-
-static bool
-is_text_type(TypeName *type)
-{
-	const char *name = strVal(llast(type->names));
-
-	return strcmp(name, "text") == 0 || strcmp(name, "varchar") == 0 ||
-		strcmp(name, "bpchar") == 0 || strcmp(name, "name") == 0 || strcmp(name, "string") == 0;
+			 errhint("Use now() with EVAL INTERVAL."),
+			 c->location >= 0 ? errposition(pg_mbstrlen_with_len(query_text, c->location) + 1) : 0));
 }
 
 static bool
@@ -133,14 +139,14 @@ raw_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, TypeCast) && is_moment_literal(((TypeCast *) node)->arg))
-	{
-		if (!is_text_type(((TypeCast *) node)->typeName))
-			refuse_moment_literal(((TypeCast *) node)->arg);
-		return raw_walker((Node *) ((TypeCast *) node)->typeName, context);
-	}
+	/* where such literals are: whether they become times, analysis tells */
 	if (is_moment_literal(node))
-		refuse_moment_literal(node);
+	{
+		List	  **moments = (List **) context;
+
+		*moments = lappend_int(*moments, ((A_Const *) node)->location);
+		return false;
+	}
 	if (IsA(node, FuncCall))
 	{
 		FuncCall   *call = (FuncCall *) node;
@@ -333,9 +339,11 @@ having_aliases(Node *node, SelectStmt *stmt)
 	}
 }
 
-void
+List *
 dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_names)
 {
+	List	   *moments = NIL;
+
 	/* names first: of the query as written, not of its rewrites */
 	if (greptime_names)
 	{
@@ -361,9 +369,10 @@ dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_name
 						 errposition(pg_mbstrlen_with_len(query_text, rt->location) + 1) : 0));
 		}
 	}
-	(void) raw_walker((Node *) stmt, NULL);
+	(void) raw_walker((Node *) stmt, &moments);
 	if (stmt->havingClause)
 		stmt->havingClause = having_aliases(stmt->havingClause, stmt);
+	return moments;
 }
 
 /* flowpg.now(), the tick time of the run (see eval_tick.c) */
@@ -437,11 +446,41 @@ now_mutator(Node *node, Oid *now_func)
 	return expression_tree_mutator(node, now_mutator, now_func);
 }
 
+/* A literal the raw tree marked that analysis made a date/time constant. */
+typedef struct MomentContext
+{
+	List	   *moments;		/* byte locations */
+	const char *query_text;
+} MomentContext;
+
+static bool
+time_literal_walker(Node *node, MomentContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Const))
+	{
+		Const	   *c = (Const *) node;
+
+		if (list_member_int(cxt->moments, c->location) &&
+			(c->consttype == TIMESTAMPTZOID || c->consttype == TIMESTAMPOID ||
+			 c->consttype == DATEOID || c->consttype == TIMEOID || c->consttype == TIMETZOID))
+			refuse_moment_literal(c, cxt->query_text);
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, time_literal_walker, cxt, 0);
+	return expression_tree_walker(node, time_literal_walker, cxt);
+}
+
 Query *
-dialect_rewrite_query(Query *query)
+dialect_rewrite_query(Query *query, List *moments, const char *query_text)
 {
 	Oid			now_func = dialect_now_function();
+	MomentContext cxt = {moments, query_text};
 
+	if (moments)
+		(void) query_tree_walker(query, time_literal_walker, &cxt, 0);
 	query = query_tree_mutator(query, now_mutator, &now_func, 0);
 
 	/* SELECT DISTINCT a, b: the groups of (a, b) */

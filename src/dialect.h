@@ -10,9 +10,9 @@
 
 #include "nodes/parsenodes.h"
 
-extern void dialect_rewrite_raw(SelectStmt *stmt, const char *query_text,
-								bool greptime_names);
-extern Query *dialect_rewrite_query(Query *query);
+extern List *dialect_rewrite_raw(SelectStmt *stmt, const char *query_text,
+								 bool greptime_names);
+extern Query *dialect_rewrite_query(Query *query, List *moments, const char *query_text);
 extern bool dialect_uses_now(Query *query);
 extern Oid	dialect_now_function(void);
 extern char *dialect_output_name(Node *expr, List *from);

@@ -733,7 +733,7 @@ parse_create(Parser *p, FlowStatement *s)
 					 s->eval_interval ? "COMMENT, WITH or AS" :
 					 s->expire_after ? "EVAL INTERVAL, COMMENT, WITH or AS" :
 					 "EXPIRE AFTER, EVAL INTERVAL, COMMENT, WITH or AS");
-	if (current(p)->kind == TOK_END)
+	if (current(p)->kind == TOK_END || (current(p)->kind == TOK_CHAR && current(p)->ch == ';'))
 		syntax_error(p, "the flow's query after AS");
 	/* the query runs to the next ";" (the scanner keeps those in strings apart) */
 	first = p->pos;
@@ -1294,7 +1294,7 @@ start_pending(void *arg)
 									 attempt->pending->settings);
 	flow_leave(&identity);
 	if (quiet >= 0)
-		AtEOXact_GUC(true, quiet);
+		AtEOXact_GUC(false, quiet);
 }
 
 /* Remembers why a start failed; says it once per different reason. */

@@ -166,8 +166,10 @@ temp_object_walker(Node *node, void *context)
 		func = ((FuncExpr *) node)->funcid;
 	else if (IsA(node, Aggref))
 		func = ((Aggref *) node)->aggfnoid;
-	else if (IsA(node, OpExpr))
+	else if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr))
 		func = get_opcode(((OpExpr *) node)->opno);
+	else if (IsA(node, ScalarArrayOpExpr))
+		func = get_opcode(((ScalarArrayOpExpr *) node)->opno);
 	if (OidIsValid(func) && isAnyTempNamespace(get_func_namespace(func)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -741,6 +743,7 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 	RelationWalkContext walk = {NIL};
 	ErrorContextCallback callback;
 	QueryTextPosition where = {query_text, source};
+	List	   *moments;
 	FlowPlan   *plan;
 
 	callback.callback = query_text_error_callback;
@@ -760,9 +763,10 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("a flow's query must be a SELECT statement")));
 
-	dialect_rewrite_raw((SelectStmt *) stmt->stmt, query_text, source && source->greptime_names);
+	moments = dialect_rewrite_raw((SelectStmt *) stmt->stmt, query_text,
+								  source && source->greptime_names);
 	query = parse_analyze_fixedparams(stmt, query_text, NULL, 0, NULL);
-	query = dialect_rewrite_query(query);
+	query = dialect_rewrite_query(query, moments, query_text);
 
 	/* the caller must be able to read what the flow will read */
 	(void) relation_walker((Node *) query, &walk);

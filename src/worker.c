@@ -375,13 +375,15 @@ flow_run_call(void *arg)
 		/*
 		 * The poll's view of the flow may be stale: replaced meanwhile
 		 * (without eval_interval, or without now()), or its tick run by
-		 * another worker since (its next tick is later then).
+		 * another worker since (its next run is on a later tick then; a
+		 * failure's backoff is not: that tick is still to run).
 		 */
 		TimestampTz next;
 
 		run->has_tick = run->due->has_tick && run->entry->eval_interval != NULL;
 		run->uses_now = run->has_tick && flow_plan_for_entry(run->entry)->uses_now;
-		if (run->uses_now && stats_next_run(run->entry->flow_id, &next) && next > run->due->tick)
+		if (run->uses_now && stats_next_run(run->entry->flow_id, &next) &&
+			eval_tick_floor(run->entry->eval_interval, next) > run->due->tick)
 		{
 			disable_timeout(STATEMENT_TIMEOUT, false);
 			return;
