@@ -415,7 +415,7 @@ strip_catalog(Parser *p, List *parts, int max_without, int first_token)
 			p->error_at = p->tokens[first_token].start;
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cross-database references are not implemented: %s",
+					 errmsg("a name in another database cannot be used here: %s",
 							NameListToString(parts)),
 					 errdetail("GreptimeDB's catalog is the database here: flows of database \"%s\" only.",
 							   get_database_name(MyDatabaseId))));
