@@ -376,7 +376,7 @@ dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_name
 }
 
 /* flowpg.now(), the tick time of the run (see eval_tick.c) */
-Oid
+static Oid
 dialect_now_function(void)
 {
 	return LookupFuncName(list_make2(makeString("flowpg"), makeString("now")),

@@ -82,7 +82,7 @@ eval_tick_set(TimestampTz tick)
 	tick_lxid = MyProc->lxid;
 }
 
-bool
+static bool
 eval_tick_get(TimestampTz *tick)
 {
 	if (tick_lxid != MyProc->lxid || tick_lxid == InvalidLocalTransactionId)

@@ -19,7 +19,6 @@ extern TimestampTz eval_tick_after(const Interval *eval_interval, TimestampTz t)
 extern TimestampTz eval_tick_to_run(const Interval *eval_interval, TimestampTz due,
 									TimestampTz now);
 extern void eval_tick_set(TimestampTz tick);
-extern bool eval_tick_get(TimestampTz *tick);
 extern void eval_tick_clear(void);
 
 #endif							/* FLOWPG_EVAL_TICK_H */

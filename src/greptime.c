@@ -129,7 +129,6 @@ typedef struct FlowStatement
 	char	   *pattern;		/* LIKE */
 	/* WITH */
 	bool		defer_on_missing_source;
-	bool		incremental_read;
 	char	   *mode;
 	bool		backfill;
 	char	   *with_json;		/* the options as given, for flow_definition */
@@ -583,7 +582,7 @@ parse_with(Parser *p, FlowStatement *s)
 		if (strcmp(key, "defer_on_missing_source") == 0)
 			s->defer_on_missing_source = option_bool(p, key, value, value_token);
 		else if (strcmp(key, "experimental_enable_incremental_read") == 0)
-			s->incremental_read = option_bool(p, key, value, value_token);
+			(void) option_bool(p, key, value, value_token); /* recorded, no effect */
 		else if (strcmp(key, "backfill") == 0)
 			s->backfill = option_bool(p, key, value, value_token);
 		else if (strcmp(key, "mode") == 0)

@@ -310,7 +310,6 @@ typedef struct DueFlow
 	int64		flow_id;
 	bool		has_tick;
 	TimestampTz tick;
-	bool		uses_now;		/* recompute it all on the tick */
 } DueFlow;
 
 /* What one run of a flow does, in a subtransaction of the run's transaction. */
@@ -517,7 +516,7 @@ run_due_flows(long *wait_ms, bool *worked)
 			TimestampTz next = f->next_run_at;
 			bool		next_null = !f->has_next_run;
 			DirtyFlow  *dirty_flow = NULL;
-			DueFlow		tick = {flow_id, false, 0, f->uses_now};
+			DueFlow		tick = {flow_id, false, 0};
 			ListCell   *lc2;
 
 			foreach(lc2, dirty)
