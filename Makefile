@@ -12,6 +12,7 @@ OBJS = \
 	src/flowpg.o \
 	src/guc.o \
 	src/settings.o \
+	src/trust.o \
 	src/subxact.o \
 	src/window.o \
 	src/dialect.o \

@@ -67,6 +67,13 @@ SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT at, n FROM ev
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1', expire_after => '-1 hour')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1', eval_interval => '0 seconds')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1', eval_interval => '1 month')$$);
+-- eval_interval bounds: at least a second, at most 36500 days, no overflow
+SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1', eval_interval => '0.000001 s')$$);
+SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1', eval_interval => '0.999999 s')$$);
+SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1', eval_interval => '213503982 days 28909.551616 seconds')$$);
+SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1', eval_interval => '213503982 days 28909.551615 seconds')$$);
+SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1', eval_interval => '36501 days')$$);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW f SINK TO bad1 EVAL INTERVAL ''0.000001 s'' AS SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT kind, count(*) AS n FROM events GROUP BY kind', expire_after => '1 day')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT n / 60 * 60 AS minute, count(*) AS c FROM events GROUP BY 1', expire_after => '1 day')$$);
 -- 42-45: sources

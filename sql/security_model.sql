@@ -246,7 +246,39 @@ SELECT count(*) AS owned_flows FROM flowpg.flows WHERE owner = 'regress_sm_owner
 SELECT flowpg.create_flow('sm_one_too_many', 'sm.too_many',
   $$SELECT k, count(*) AS n FROM sm.src5 GROUP BY k$$);
 RESET ROLE;
+-- pending flows count too: another role with a quota of 2 cannot make a
+-- third one pending (before, a role with a quota of 2 made 2,006)
+SET ROLE regress_sm_other;
+SELECT f.flow_name, f.result FROM generate_series(1, 2) i, flowpg.execute(format(
+  'CREATE FLOW sm_pending_%s SINK TO public.sm_pending_out_%s WITH (defer_on_missing_source = true) AS SELECT count(*) AS n FROM public.sm_later_%s', i, i, i)) f;
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW sm_pending_3 SINK TO public.sm_pending_out_3 WITH (defer_on_missing_source = true)
+AS SELECT count(*) AS n FROM public.sm_later_3$$);
+-- nor a real one
+SELECT flowpg.create_flow('sm_other_too_many', 'sm.other_too_many',
+  $$SELECT k, count(*) AS n FROM sm.src5 GROUP BY k$$);
+RESET ROLE;
 RESET flowpg.max_flows_per_role;
+-- a pending statement is bounded in size
+SELECT flow_name, result FROM flowpg.execute(
+  'CREATE FLOW sm_huge SINK TO public.sm_huge_out WITH (defer_on_missing_source = true) AS SELECT count(*) AS n FROM public.sm_nowhere WHERE '
+  || (SELECT string_agg('1 = 1', ' AND ') FROM generate_series(1, 20000)));
+-- the database's owner may drop any flow, pending ones included: no role
+-- can squat a flow name for good; an ordinary role may not
+SET ROLE regress_sm_evil;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW sm_pending_1');
+SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE owner = 'regress_sm_owner' ORDER BY flow_name LIMIT 1;
+RESET ROLE;
+CREATE ROLE regress_sm_dba;
+ALTER DATABASE :"DBNAME" OWNER TO regress_sm_dba;
+SET ROLE regress_sm_dba;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW sm_pending_1');
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW sm_pending_2');
+SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE owner = 'regress_sm_owner' ORDER BY flow_name LIMIT 1;
+RESET ROLE;
+SELECT count(*) AS left_pending FROM flowpg.information_schema_flows WHERE flow_name LIKE 'sm\_pending%';
+ALTER DATABASE :"DBNAME" OWNER TO CURRENT_USER;
+DROP ROLE regress_sm_dba;
 
 SELECT count(flowpg.drop_flow(flow_name)) >= 0 AS dropped FROM flowpg.flows WHERE flow_name LIKE 'sm\_%';
 DROP SCHEMA sm CASCADE;

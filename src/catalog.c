@@ -23,6 +23,7 @@
 #include "common/hashfn.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -576,6 +577,31 @@ catalog_delete(int64 flow_id)
 		elog(ERROR, "deleting from flowpg.flow failed");
 	catalog_end(&access);
 	catalog_changed();
+}
+
+void
+catalog_check_may_drop(Oid owner, const char *flow_name)
+{
+	HeapTuple	tuple;
+	Oid			dba = InvalidOid;
+
+	if (has_privs_of_role(GetUserId(), owner))
+		return;
+	/* the database's owner may drop any flow: no role can squat a name for good */
+	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	if (HeapTupleIsValid(tuple))
+	{
+		dba = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
+		ReleaseSysCache(tuple);
+	}
+	if (OidIsValid(dba) && has_privs_of_role(GetUserId(), dba))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("must be owner of flow %s", flow_name),
+			 errdetail("Flow \"%s\" is owned by role %s.", flow_name,
+					   GetUserNameFromId(owner, false)),
+			 errhint("The database's owner can drop any flow of the database.")));
 }
 
 void

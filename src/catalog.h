@@ -106,4 +106,7 @@ extern void catalog_delete(int64 flow_id);
 /* Errors out unless the current user owns the flow or is a superuser. */
 extern void catalog_check_owner(FlowEntry *entry);
 
+/* The same for dropping it (a flow or a pending one): the database's owner may too. */
+extern void catalog_check_may_drop(Oid owner, const char *flow_name);
+
 #endif							/* FLOWPG_CATALOG_H */

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
@@ -31,11 +32,47 @@ static LocalTransactionId tick_lxid = InvalidLocalTransactionId;
 
 PG_FUNCTION_INFO_V1(flowpg_now);
 
+/* The interval in µs; -1 when it overflows (months are refused at creation). */
+static int64
+interval_usecs_or_overflow(const Interval *eval_interval)
+{
+	int64		days;
+	int64		usecs;
+
+	if (pg_mul_s64_overflow((int64) eval_interval->day, USECS_PER_DAY, &days) ||
+		pg_add_s64_overflow(days, eval_interval->time, &usecs))
+		return -1;
+	return usecs;
+}
+
+void
+eval_interval_check(const Interval *eval_interval)
+{
+	int64		usecs = interval_usecs_or_overflow(eval_interval);
+
+	if (usecs >= 0 && usecs < EVAL_INTERVAL_MIN_USECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("eval_interval must be at least 1 second"),
+				 errdetail("Each run of the flow is a transaction that re-evaluates its query: "
+						   "more often than once a second, one flow would keep a worker busy by itself."),
+				 errhint("Use a streaming flow (no eval_interval) for results within a fraction of a second.")));
+	if (usecs < 0 || usecs > EVAL_INTERVAL_MAX_USECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERVAL_FIELD_OVERFLOW),
+				 errmsg("eval_interval must be at most %d days", EVAL_INTERVAL_MAX_DAYS),
+				 errdetail("Ticks are multiples of the interval since the Unix epoch; a longer one would never fall within the range of timestamps.")));
+}
+
 int64
 eval_interval_usecs(const Interval *eval_interval)
 {
-	/* months are refused when the flow is created */
-	return eval_interval->time + (int64) eval_interval->day * USECS_PER_DAY;
+	int64		usecs = interval_usecs_or_overflow(eval_interval);
+
+	/* checked at creation; a catalog edited by hand gets the nearest bound */
+	if (usecs < 0 || usecs > EVAL_INTERVAL_MAX_USECS)
+		return EVAL_INTERVAL_MAX_USECS;
+	return Max(usecs, EVAL_INTERVAL_MIN_USECS);
 }
 
 /* The last tick at or before t. */

@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -29,6 +30,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "access/xact.h"
 #include "storage/lmgr.h"
@@ -51,6 +53,7 @@
 #include "settings.h"
 #include "sink.h"
 #include "stream_capture.h"
+#include "trust.h"
 #include "window.h"
 
 /*
@@ -173,6 +176,45 @@ flow_options(const FlowDefinition *def, FlowPlan *plan, const char *canonical_qu
 	return buf.data;
 }
 
+/*
+ * flowpg.max_flows and flowpg.max_flows_per_role count every flow of the
+ * database, pending ones included, against a new one of the current user.
+ * A lock on the role, kept until commit, makes its concurrent creations
+ * count one another (each waits for the one before to commit or abort).
+ */
+void
+flow_check_limits(void)
+{
+	Oid			owner = GetUserId();
+	List	   *flows;
+	List	   *pending;
+	int			mine = 0;
+	ListCell   *lc;
+
+	LockDatabaseObject(AuthIdRelationId, owner, 0, ExclusiveLock);
+	CommandCounterIncrement();	/* and a new snapshot: what committed meanwhile */
+	flows = catalog_get_all();
+	pending = pending_flow_get_all();
+	if (list_length(flows) + list_length(pending) >= flowpg_max_flows)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many flows"),
+				 errdetail("This database has %d flows (%d of them pending), the most flowpg.max_flows allows.",
+						   list_length(flows) + list_length(pending), list_length(pending)),
+				 errhint("Drop a flow, or raise flowpg.max_flows and restart the server.")));
+	foreach(lc, flows)
+		mine += ((FlowEntry *) lfirst(lc))->owner == owner;
+	foreach(lc, pending)
+		mine += ((PendingFlow *) lfirst(lc))->owner == owner;
+	if (flowpg_max_flows_per_role > 0 && mine >= flowpg_max_flows_per_role)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many flows for role %s", GetUserNameFromId(owner, false)),
+				 errdetail("Role %s owns %d flows in this database, pending ones included; flowpg.max_flows_per_role is %d.",
+						   GetUserNameFromId(owner, false), mine, flowpg_max_flows_per_role),
+				 errhint("Drop one of its flows, or ask an administrator to raise flowpg.max_flows_per_role.")));
+}
+
 Datum
 flowpg_create_flow(PG_FUNCTION_ARGS)
 {
@@ -252,27 +294,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	}
 
 	if (existing == NULL)
-	{
-		List	   *all = catalog_get_all();
-		int			mine = 0;
-
-		if (list_length(all) >= flowpg_max_flows)
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("too many flows"),
-					 errdetail("This database has %d flows, the most flowpg.max_flows allows.",
-							   flowpg_max_flows),
-					 errhint("Drop a flow, or raise flowpg.max_flows and restart the server.")));
-		foreach(lc, all)
-			mine += ((FlowEntry *) lfirst(lc))->owner == GetUserId();
-		if (flowpg_max_flows_per_role > 0 && mine >= flowpg_max_flows_per_role)
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("too many flows for role %s", GetUserNameFromId(GetUserId(), false)),
-					 errdetail("Role %s owns %d flows in this database; flowpg.max_flows_per_role is %d.",
-							   GetUserNameFromId(GetUserId(), false), mine, flowpg_max_flows_per_role),
-					 errhint("Drop one of its flows, or ask an administrator to raise flowpg.max_flows_per_role.")));
-	}
+		flow_check_limits();
 
 	entry = palloc0(sizeof(FlowEntry));
 	entry->flow_name = pstrdup(flow_name);
@@ -280,7 +302,8 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	/* a pending flow keeps the settings it was given with, not the starting session's */
 	entry->settings = def->settings ? def->settings : flow_settings_capture();
 
-	plan = flow_plan_query_text(def->query_text, FLOW_WINDOW_FIND, def->source);
+	plan = flow_plan_query_text(def->query_text, FLOW_WINDOW_FIND, def->source,
+								def->vet_objects ? flow_name : NULL);
 	check_capture_privilege(plan->source_relids);
 	/* writers cannot apply the owner's policies to their rows: recompute */
 	if (plan->streaming_refusal == NULL && flow_plan_uses_row_security(plan))
@@ -292,6 +315,10 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry->sink_relid = sink_prepare(def->sink_name, flow_name, plan,
 									 existing ? existing->flow_id : 0,
 									 &sink_created);
+	/* a sink someone made meanwhile: its triggers and defaults would run as the owner */
+	if (def->vet_objects && !sink_created)
+		trust_require(trust_untrusted_relation(entry->sink_relid, entry->owner, "sink table"),
+					  flow_name, entry->owner);
 
 	entry->is_aggregate = plan->is_aggregate;
 	entry->source_relids = plan->source_relids;
@@ -374,7 +401,7 @@ flow_drop(const char *flow_name, bool if_exists)
 				(errmsg("flow \"%s\" does not exist, skipping", flow_name)));
 		return false;
 	}
-	catalog_check_owner(entry);
+	catalog_check_may_drop(entry->owner, entry->flow_name);
 	lock_flow_preempting(entry->flow_id);	/* waits for a refresh in progress */
 	ddl_remove_flow(entry);
 	return true;
@@ -539,11 +566,63 @@ flowpg_deparse_query(PG_FUNCTION_ARGS)
  * The flow named by argument 0, which the caller must own, ready to be
  * flushed or refreshed: a restored one only once its tables are complete.
  */
+/*
+ * A pending flow is started by a worker once its tables exist (pool.c,
+ * greptime.c): flush_flow and refresh_flow of one ask for that attempt and
+ * wait for it, as they wait for any work of the worker.  NULL when there is
+ * no such pending flow; an error when it is still pending after the attempt.
+ */
+static FlowEntry *
+wait_for_pending_start(const char *flow_name)
+{
+	PendingFlow *pending = pending_flow_get(flow_name);
+	TimestampTz deadline = GetCurrentTimestamp() + (int64) flowpg_query_timeout_ms * 1000;
+	FlowEntry  *entry;
+	uint64		pass;
+
+	if (pending == NULL)
+		return NULL;
+	if (!has_privs_of_role(GetUserId(), pending->owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of flow \"%s\"", flow_name)));
+	pass = worker_check_pending_now();
+	while (!worker_pending_pass_done(pass))
+	{
+		if (flowpg_query_timeout_ms > 0 && GetCurrentTimestamp() > deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("pending flow \"%s\" was not tried within flowpg.query_timeout", flow_name),
+					 errdetail("A flowpg worker starts pending flows; none answered."),
+					 errhint("flowpg.flows shows whether the database has a worker.")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	entry = catalog_get_by_name(flow_name);
+	if (entry)
+		return entry;
+	pending = pending_flow_get(flow_name);
+	if (pending == NULL)
+		return NULL;			/* dropped meanwhile */
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("flow \"%s\" is pending: it could not start", flow_name),
+			 pending->last_error ?
+			 errdetail("Its last attempt to start failed: %s", pending->last_error) :
+			 errdetail("Its source tables do not exist yet (or are not committed)."),
+			 errhint("flowpg.information_schema_flows shows what it waits for.")));
+	return NULL;
+}
+
 static FlowEntry *
 owned_flow(const char *flow_name)
 {
 	FlowEntry  *entry = catalog_get_by_name(flow_name);
 
+	if (entry == NULL)
+		entry = wait_for_pending_start(flow_name);
 	if (entry == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

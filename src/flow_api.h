@@ -30,6 +30,7 @@ typedef struct FlowDefinition
 	const char *written_query;
 	const char *greptime_options;	/* JSON object of its WITH options */
 	ArrayType  *settings;		/* pinned settings to keep (NULL: this session's) */
+	bool		vet_objects;	/* a pending flow starting: trust.c's rule applies */
 } FlowDefinition;
 
 typedef enum FlowCreated
@@ -40,6 +41,7 @@ typedef enum FlowCreated
 } FlowCreated;
 
 extern int64 flow_create(const FlowDefinition *def, FlowCreated *outcome);
+extern void flow_check_limits(void);
 extern bool flow_drop(const char *flow_name, bool if_exists);
 extern int64 flow_flush(const char *flow_name);
 extern void flow_set_comment(const char *flow_name, const char *comment);

@@ -57,9 +57,12 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
+#include "batch.h"
 #include "catalog.h"
 #include "flow_api.h"
+#include "greptime.h"
 #include "pending_flow.h"
+#include "pool.h"
 #include "planner.h"
 #include "settings.h"
 #include "subxact.h"
@@ -962,45 +965,6 @@ find_sources(Parser *p, const char *query, int query_start, List **found)
 	return buf.data;
 }
 
-/*
- * A pending flow starts in someone else's statement, over tables that
- * appeared since: only over tables of roles its owner trusts (as a
- * SECURITY DEFINER function should only name those), whose types and
- * functions would otherwise run with the owner's rights.
- */
-static Oid
-relation_owner(Oid relid)
-{
-	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	return owner;
-}
-
-static void
-check_sources_trusted(const char *flow_name, List *relids)
-{
-	ListCell   *lc;
-
-	foreach(lc, relids)
-	{
-		Oid			relowner = relation_owner(lfirst_oid(lc));
-
-		if (!settings_role_is_trusted(relowner, GetUserId()))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("table %s belongs to role %s, which the owner of pending flow \"%s\" does not act as",
-							get_rel_name(lfirst_oid(lc)), GetUserNameFromId(relowner, false),
-							flow_name),
-					 errdetail("A pending flow starts by itself only over tables of its owner, of roles its owner is a member of, or of superusers."),
-					 errhint("The flow's owner can create the flow again with flowpg.execute now that the table exists.")));
-	}
-}
-
 static void
 check_pending_owner(PendingFlow *pending)
 {
@@ -1065,9 +1029,19 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 		}
 		if (pending)
 			check_pending_owner(pending);
+		else
+			flow_check_limits();
 		flow.flow_name = s->flow_name;
 		flow.owner = GetUserId();
 		flow.statement = pnstrdup(p->statement + s->stmt_start, s->stmt_end - s->stmt_start);
+		/* it is kept, listed and parsed again at every start attempt */
+		if (strlen(flow.statement) > PENDING_STATEMENT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the statement of pending flow \"%s\" is too long", s->flow_name),
+					 errdetail("A pending flow's statement may have at most %d bytes; this one has %zu.",
+							   PENDING_STATEMENT_MAX, strlen(flow.statement)),
+					 errhint("Create the tables first, then the flow.")));
 		flow.settings = flow_settings_capture();
 		settings_warn_unsafe_search_path(GetUserId());
 		flow.sink_name = s->sink_name;
@@ -1102,10 +1076,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	}
 
 	if (starting_pending)
-	{
-		check_sources_trusted(s->flow_name, found);
 		pending_flow_remove(s->flow_name);	/* it is no longer pending */
-	}
 
 	def.flow_name = s->flow_name;
 	def.sink_name = s->sink_name;
@@ -1121,6 +1092,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	def.written_query = pnstrdup(p->statement + s->query_start, s->query_end - s->query_start);
 	def.greptime_options = s->with_json;
 	def.settings = s->pinned_settings;
+	def.vet_objects = starting_pending;
 	(void) flow_create(&def, &outcome);
 	if (rsinfo)
 		put_row(rsinfo, s->flow_name,
@@ -1167,7 +1139,7 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 			pending = pending_flow_get(s->flow_name);
 			if (pending)
 			{
-				check_pending_owner(pending);
+				catalog_check_may_drop(pending->owner, s->flow_name);
 				pending_flow_remove(s->flow_name);
 				put_row(rsinfo, s->flow_name, "dropped", true, 0);
 			}
@@ -1198,12 +1170,7 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 					  "WHERE $1 IS NULL OR flow_name LIKE $1 ORDER BY flow_name", s->pattern);
 			break;
 		case STMT_FLUSH:
-			if (pending_flow_exists(s->flow_name))
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("flow \"%s\" is pending: its source tables do not exist yet",
-								s->flow_name),
-						 errhint("information_schema_flows shows what it waits for.")));
+			/* a pending flow: flow_flush waits for a worker's attempt to start it */
 			put_row(rsinfo, s->flow_name, "flushed", true, flow_flush(s->flow_name));
 			break;
 		case STMT_COMMENT:
@@ -1279,21 +1246,12 @@ start_pending(void *arg)
 {
 	StartAttempt *attempt = (StartAttempt *) arg;
 	FlowIdentity identity;
-	int			quiet = -1;
 
-	/* what the owner's code says is the owner's, not this session's */
-	if (!has_privs_of_role(GetUserId(), attempt->pending->owner))
-	{
-		quiet = NewGUCNestLevel();
-		(void) set_config_option("client_min_messages", "error", PGC_SUSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-	}
+	batch_limit_lock_waits();	/* until the subtransaction ends */
 	flow_enter(&identity, attempt->pending->owner, attempt->pending->settings, false);
 	attempt->started = run_statement(attempt->pending->statement, NULL,
 									 attempt->pending->settings);
 	flow_leave(&identity);
-	if (quiet >= 0)
-		AtEOXact_GUC(false, quiet);
 }
 
 /* Remembers why a start failed; says it once per different reason. */
@@ -1302,85 +1260,70 @@ start_failed(PendingFlow *pending, int sqlerrcode, const char *message)
 {
 	if (pending->last_error && strcmp(pending->last_error, message) == 0)
 		return;
-	/* the message can quote the owner's data: only for who may act as the owner */
-	if (has_privs_of_role(GetUserId(), pending->owner))
-		ereport(WARNING,
-				(errcode(sqlerrcode),
-				 errmsg("pending flow \"%s\" could not start: %s", pending->flow_name, message)));
-	else
-		ereport(WARNING,
-				(errcode(sqlerrcode),
-				 errmsg("pending flow \"%s\" could not start", pending->flow_name),
-				 errdetail("Its owner finds the reason in flowpg.information_schema_flows.")));
+	ereport(LOG,
+			(errcode(sqlerrcode),
+			 errmsg("pending flow \"%s\" could not start: %s", pending->flow_name, message)));
 	pending_flow_set_error(pending->flow_name, message);
 }
 
-/* Starts the pending flows that can start; again while any did (one's sink may be another's source). */
-static void
-start_pending_flows(void)
+/*
+ * In a flowpg worker, in a transaction of the start's own: one pending
+ * flow's attempt to start, as its owner under its own settings.  A failure
+ * stays in the views.  Returns whether it started; *retry when it could
+ * not be tried now (its locks were busy, or a cancel came).
+ */
+bool
+greptime_start_pending_flow(const char *flow_name, bool *retry)
 {
-	bool		started;
+	StartAttempt attempt = {pending_flow_get(flow_name), false};
+	ErrorData  *edata;
 
-	do
+	*retry = false;
+	if (attempt.pending == NULL)
+		return false;			/* dropped, or started by another worker */
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(attempt.pending->owner)))
 	{
-		ListCell   *lc;
-
-		started = false;
-		foreach(lc, pending_flow_get_all())
-		{
-			StartAttempt attempt = {lfirst(lc), false};
-			ErrorData  *edata;
-
-			if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(attempt.pending->owner)))
-			{
-				start_failed(attempt.pending, ERRCODE_UNDEFINED_OBJECT,
-							 "its owner role no longer exists");
-				continue;
-			}
-			edata = subxact_run(start_pending, &attempt);
-			if (edata == NULL)
-			{
-				if (attempt.started)
-					ereport(NOTICE,
-							(errmsg("pending flow \"%s\" started", attempt.pending->flow_name)));
-				started |= attempt.started;
-				continue;
-			}
-			/* a cancel or a shutdown is the statement's, not the flow's */
-			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-				ReThrowError(edata);
-			start_failed(attempt.pending, edata->sqlerrcode, edata->message);
-		}
-	} while (started);
+		start_failed(attempt.pending, ERRCODE_UNDEFINED_OBJECT,
+					 "its owner role no longer exists");
+		return false;
+	}
+	edata = subxact_run(start_pending, &attempt);
+	if (edata == NULL)
+	{
+		if (attempt.started)
+			ereport(LOG,
+					(errmsg("pending flow \"%s\" started", attempt.pending->flow_name)));
+		return attempt.started;
+	}
+	if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+		ReThrowError(edata);
+	/* a table another transaction holds, or a preempting drop: later, not a failure */
+	if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+		edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+	{
+		QueryCancelPending = false;
+		*retry = true;
+		FreeErrorData(edata);
+		return false;
+	}
+	start_failed(attempt.pending, edata->sqlerrcode, edata->message);
+	return false;
 }
 
 /*
  * The event trigger of CREATE TABLE, ALTER TABLE (a rename), GRANT, ...:
- * pending flows whose tables all exist now are created.  One that fails
- * stays pending with its error, and the statement that created the table
- * goes on.  The sinks those flows create fire it again: that nested call
- * stands aside (the loop above sees what they make possible).
+ * pending flows may start now.  Only noted: a worker tries once this
+ * transaction commits, so that no flow's code runs inside the statement of
+ * a role that is not its owner, nor with that session's settings, nor
+ * makes it wait.
  */
-static bool starting_pending_flows = false;
-
 Datum
 flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 {
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_start_pending_flows must be called as an event trigger");
-	/* (in another extension's script, what it creates would become that extension's) */
-	if (catalog_own_ddl || starting_pending_flows || creating_extension || !catalog_exists())
+	if (catalog_own_ddl || !catalog_exists() || !pending_flow_any())
 		PG_RETURN_VOID();
-	starting_pending_flows = true;
-	PG_TRY();
-	{
-		start_pending_flows();
-	}
-	PG_FINALLY();
-	{
-		starting_pending_flows = false;
-	}
-	PG_END_TRY();
+	worker_check_pending_at_commit();
 	PG_RETURN_VOID();
 }

@@ -5,9 +5,9 @@
  *	  defer_on_missing_source over tables that do not exist yet.
  *
  * A pending flow is its CREATE FLOW statement, its owner and the settings
- * it was created under; greptime.c runs the statement again, as the owner
- * under those settings, when a table is created (ddl_events.c), and removes
- * the row once the flow exists.  Only these functions touch the table, as
+ * it was created under; a flowpg worker runs the statement again
+ * (greptime.c), as the owner under those settings, after a table is created
+ * or a right granted, and removes the row once the flow exists.  Only these functions touch the table, as
  * the extension owner, so users need no rights on it.
  *
  *-------------------------------------------------------------------------
@@ -20,6 +20,17 @@
 
 #include "catalog.h"
 #include "pending_flow.h"
+
+bool
+pending_flow_any(void)
+{
+	bool		any;
+
+	catalog_query_privileged("SELECT 1 FROM flowpg.pending_flow LIMIT 1", 0, NULL, NULL, NULL);
+	any = SPI_processed > 0;
+	catalog_query_privileged_end();
+	return any;
+}
 
 bool
 pending_flow_exists(const char *flow_name)

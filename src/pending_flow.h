@@ -11,6 +11,9 @@
 #include "utils/array.h"
 #include "datatype/timestamp.h"
 
+/* The longest CREATE FLOW statement a pending flow keeps, in bytes. */
+#define PENDING_STATEMENT_MAX (64 * 1024)
+
 typedef struct PendingFlow
 {
 	char	   *flow_name;
@@ -24,6 +27,7 @@ typedef struct PendingFlow
 	char	   *last_error;		/* why the last attempt to start failed */
 } PendingFlow;
 
+extern bool pending_flow_any(void);
 extern bool pending_flow_exists(const char *flow_name);
 extern PendingFlow *pending_flow_get(const char *flow_name);
 extern List *pending_flow_get_all(void);

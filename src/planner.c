@@ -40,8 +40,10 @@
 #include "utils/syscache.h"
 
 #include "dialect.h"
+#include "eval_tick.h"
 #include "planner.h"
 #include "settings.h"
+#include "trust.h"
 #include "subxact.h"
 #include "window.h"
 
@@ -735,7 +737,7 @@ query_text_error_callback(void *arg)
 
 static FlowPlan *
 plan_query_text(const char *query_text, int window_output, bool check_rights,
-				const FlowQuerySource *source)
+				const FlowQuerySource *source, const char *vet_flow_name)
 {
 	List	   *raw;
 	RawStmt    *stmt;
@@ -772,6 +774,9 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 	(void) relation_walker((Node *) query, &walk);
 	if (check_rights)
 		(void) ExecCheckRTPerms(walk.rtes, true);
+	/* before probing the window runs any of it */
+	if (vet_flow_name)
+		trust_require(trust_untrusted_in_query(query, GetUserId()), vet_flow_name, GetUserId());
 
 	plan = plan_from_query(query, window_output);
 	error_context_stack = callback.previous;
@@ -780,15 +785,15 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 
 FlowPlan *
 flow_plan_query_text(const char *query_text, int window_output,
-					 const FlowQuerySource *source)
+					 const FlowQuerySource *source, const char *vet_flow_name)
 {
-	return plan_query_text(query_text, window_output, true, source);
+	return plan_query_text(query_text, window_output, true, source, vet_flow_name);
 }
 
 FlowPlan *
 flow_plan_restored_text(const char *query_text, int window_output)
 {
-	return plan_query_text(query_text, window_output, false, NULL);
+	return plan_query_text(query_text, window_output, false, NULL, NULL);
 }
 
 static bool
@@ -900,6 +905,7 @@ flow_plan_choose_mode(FlowPlan *plan, FlowMode requested,
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("eval_interval must be a positive interval")));
+		eval_interval_check(eval_interval);
 	}
 	if (expire_after && plan->window_expr != NULL &&
 		!window_is_time_type(plan->time_type))

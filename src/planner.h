@@ -99,8 +99,13 @@ typedef struct FlowQuerySource
 	bool		greptime_names;
 } FlowQuerySource;
 
+/*
+ * vet_flow_name: flowpg, not the owner, resolves the query now (a pending
+ * flow starting): every object it resolves to must be trusted (trust.c).
+ */
 extern FlowPlan *flow_plan_query_text(const char *query_text, int window_output,
-									  const FlowQuerySource *source);
+									  const FlowQuerySource *source,
+									  const char *vet_flow_name);
 
 /*
  * The same for a restored flow, whose owner's rights may not be restored

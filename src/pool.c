@@ -54,6 +54,10 @@ typedef struct DatabaseSlot
 	TimestampTz idle_since;		/* its workers left: no flowpg or no flows */
 	TimestampTz paused_until;	/* DROP/ALTER DATABASE needs it gone */
 	TimestampTz no_worker_since;	/* its worker could not be started */
+	/* pending flows: a start may succeed now; passes of starts by its workers */
+	bool		pending_check;
+	uint64		pending_passes_begun;
+	uint64		pending_passes_done;
 	PoolWorker	pool[POOL_MAX];
 } DatabaseSlot;
 
@@ -186,6 +190,7 @@ pool_alive(DatabaseSlot *slot)
 }
 
 static bool request_at_commit = false;
+static bool pending_check_at_commit = false;
 static bool xact_callback_registered = false;
 
 static void send_request(Oid dboid);
@@ -200,10 +205,14 @@ request_xact_callback(XactEvent event, void *arg)
 	if (!request_at_commit)
 		return;
 	if (event == XACT_EVENT_COMMIT)
+	{
+		if (pending_check_at_commit)
+			(void) worker_check_pending_now();
 		send_request(MyDatabaseId);
+	}
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
-		request_at_commit = false;
+		request_at_commit = pending_check_at_commit = false;
 }
 
 void
@@ -216,6 +225,76 @@ worker_request(Oid dboid)
 		xact_callback_registered = true;
 	}
 	request_at_commit = true;
+}
+
+void
+worker_check_pending_at_commit(void)
+{
+	worker_request(MyDatabaseId);
+	pending_check_at_commit = true;
+}
+
+uint64
+worker_check_pending_now(void)
+{
+	DatabaseSlot *slot;
+	uint64		pass = 0;
+
+	if (shared == NULL)
+		return 0;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(MyDatabaseId, true);
+	if (slot)
+	{
+		slot->pending_check = true;
+		slot->wanted = true;
+		/* a pass in progress may have read the pending flows already: the next one */
+		pass = slot->pending_passes_begun + 1;
+	}
+	SpinLockRelease(&shared->mutex);
+	worker_wake(MyDatabaseId);
+	if (shared->launcher_latch)
+		SetLatch(shared->launcher_latch);
+	return pass;
+}
+
+bool
+worker_pending_pass_done(uint64 pass)
+{
+	DatabaseSlot *slot;
+	bool		done = true;
+
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(MyDatabaseId, false);
+	if (slot)
+		done = slot->pending_passes_done >= pass;
+	SpinLockRelease(&shared->mutex);
+	return done;
+}
+
+bool
+pool_take_pending_check(uint64 *pass)
+{
+	bool		take;
+
+	SpinLockAcquire(&shared->mutex);
+	take = my_slot->pending_check;
+	if (take)
+	{
+		my_slot->pending_check = false;
+		*pass = ++my_slot->pending_passes_begun;
+	}
+	SpinLockRelease(&shared->mutex);
+	return take;
+}
+
+void
+pool_pending_pass_end(uint64 pass)
+{
+	SpinLockAcquire(&shared->mutex);
+	if (my_slot->pending_passes_done < pass)
+		my_slot->pending_passes_done = pass;
+	SpinLockRelease(&shared->mutex);
 }
 
 static void
@@ -305,6 +384,8 @@ pool_join(Oid dboid)
 			my_place->claimed = 0;
 			my_place->batching = false;
 			my_slot->no_worker_since = 0;
+			/* pending flows whose tables appeared while no worker ran (a restore) */
+			my_slot->pending_check = true;
 		}
 	SpinLockRelease(&shared->mutex);
 	if (my_place == NULL)

@@ -25,6 +25,22 @@ extern void worker_shmem_startup(void);
  */
 extern void worker_request(Oid dboid);
 
+/*
+ * Pending flows may start now (a table was created, a right granted): a
+ * worker of the database tries, when the current transaction commits, or
+ * at once.  A start never runs in the session whose DDL made it possible:
+ * it runs in a worker, as the flow's owner, in its own transaction.
+ * worker_check_pending_now returns the pass of starts that will see what
+ * is committed now; worker_pending_pass_done tells when it has ended.
+ */
+extern void worker_check_pending_at_commit(void);
+extern uint64 worker_check_pending_now(void);
+extern bool worker_pending_pass_done(uint64 pass);
+
+/* In a worker: a pass of pending starts is due (and its number), and has ended. */
+extern bool pool_take_pending_check(uint64 *pass);
+extern void pool_pending_pass_end(uint64 pass);
+
 /* Wakes an idle worker of the database (new batches, a flush request). */
 extern void worker_wake(Oid dboid);
 

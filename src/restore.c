@@ -19,7 +19,8 @@
  * owner's rights (pg_restore grants them last) -- and marks it
  * 'restoring'.  Nothing maintains a restoring flow.  Once every capture
  * trigger of its sources and their partitions, its sink's guard and
- * unique index exist and its owner may read the sources and write the sink,
+ * unique index exist, every object its query resolves to is of a role that
+ * can act as its owner (trust.c), and its owner may read the sources and write the sink,
  * restore_finish makes it active and logs it dirty as a whole: its first
  * run recomputes the sink from the restored source, once.  The worker
  * tries that every round; flush_flow and refresh_flow do it themselves.
@@ -45,6 +46,7 @@
 #include "settings.h"
 #include "sink.h"
 #include "subxact.h"
+#include "trust.h"
 #include "pool.h"
 
 PG_FUNCTION_INFO_V1(flowpg_catalog_restore_fixup);
@@ -173,6 +175,7 @@ restore_missing(FlowEntry *entry)
 	FlowPlan   *plan;
 	FlowIdentity identity;
 	bool		readable;
+	char	   *untrusted;
 	AclMode		sink_rights = ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE;
 
 	plan = flow_plan_for_entry(entry);
@@ -194,6 +197,14 @@ restore_missing(FlowEntry *entry)
 		return psprintf("the triggers of sink table %s", get_rel_name(entry->sink_relid));
 	if (!sink_has_key_index(entry->sink_relid, plan, InvalidOid))
 		return psprintf("the unique index of sink table %s", get_rel_name(entry->sink_relid));
+
+	/* the restored objects are not the ones its owner vetted: trust.c's rule */
+	untrusted = trust_untrusted_in_query(plan->query, entry->owner);
+	if (untrusted == NULL)
+		untrusted = trust_untrusted_relation(entry->sink_relid, entry->owner, "sink table");
+	if (untrusted)
+		return psprintf("objects whose owners can act as role %s (%s)",
+						GetUserNameFromId(entry->owner, false), untrusted);
 
 	flow_enter(&identity, entry->owner, NULL, false);
 	readable = flow_plan_owner_can_read(plan);

@@ -39,6 +39,7 @@
 #include "utils/varlena.h"
 
 #include "settings.h"
+#include "trust.h"
 
 /* Built-in settings that change what stable functions and their SQL compute. */
 static const char *const pinned_settings[] = {
@@ -387,18 +388,13 @@ flow_settings_pop(int nestlevel)
 
 /*
  * Is role someone other than the owner, who could put objects in the
- * owner's way?  Superusers and roles the owner acts as are trusted.
+ * owner's way?  Only roles that can act as the owner already are not
+ * (trust.c): superusers, the owner, its members.
  */
 static bool
 untrusted_creator(Oid role, Oid owner)
 {
-	return !settings_role_is_trusted(role, owner);
-}
-
-bool
-settings_role_is_trusted(Oid role, Oid owner)
-{
-	return superuser_arg(role) || has_privs_of_role(owner, role);
+	return !trust_role_trusted(role, owner);
 }
 
 /* The role a schema owner of pg_database_owner stands for: the database's owner. */

@@ -51,7 +51,4 @@ extern int	settings_push_safe_search_path(void);
  */
 extern void settings_warn_unsafe_search_path(Oid owner);
 
-/* Superusers and roles the owner acts as: their objects may stand in the owner's way. */
-extern bool settings_role_is_trusted(Oid role, Oid owner);
-
 #endif							/* FLOWPG_SETTINGS_H */

@@ -59,6 +59,8 @@
 #include "catalog.h"
 #include "dirty_log.h"
 #include "eval_tick.h"
+#include "greptime.h"
+#include "pending_flow.h"
 #include "planner.h"
 #include "guc.h"
 #include "stats.h"
@@ -508,7 +510,8 @@ run_due_flows(long *wait_ms, bool *worked)
 		List	   *flows = stats_schedule();
 		ListCell   *lf;
 
-		has_flows = flows != NIL;
+		/* a database with pending flows only keeps its worker: it starts them */
+		has_flows = flows != NIL || pending_flow_any();
 		foreach(lf, flows)
 		{
 			FlowSchedule *f = lfirst(lf);
@@ -609,6 +612,78 @@ run_due_flows(long *wait_ms, bool *worked)
 	return has_flows;
 }
 
+/*
+ * Pending flows whose tables may exist now (pool.c says when to look): each
+ * start in a transaction of its own, as its owner (greptime.c); again while
+ * any started, as one flow's sink may be another's source.  Busy ones are
+ * looked at again a second later.
+ */
+static TimestampTz pending_retry_at = 0;
+
+static void
+start_pending_flows(void)
+{
+	uint64		pass;
+	bool		started;
+	bool		retry = false;
+	MemoryContext cxt;
+
+	if (!pool_take_pending_check(&pass))
+	{
+		if (pending_retry_at == 0 || GetCurrentTimestamp() < pending_retry_at)
+			return;
+		pass = 0;
+	}
+	pending_retry_at = 0;
+	cxt = AllocSetContextCreate(TopMemoryContext, "flowpg pending starts", ALLOCSET_SMALL_SIZES);
+	do
+	{
+		List	   *names = NIL;
+		ListCell   *lc;
+
+		started = false;
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() &&
+			catalog_try_lock_for_poll())
+		{
+			foreach(lc, pending_flow_get_all())
+			{
+				MemoryContext old = MemoryContextSwitchTo(cxt);
+
+				names = lappend(names, pstrdup(((PendingFlow *) lfirst(lc))->flow_name));
+				MemoryContextSwitchTo(old);
+			}
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+
+		foreach(lc, names)
+		{
+			bool		busy;
+
+			CHECK_FOR_INTERRUPTS();
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			pgstat_report_activity(STATE_RUNNING,
+								   psprintf("flowpg: starting pending flow %s", (char *) lfirst(lc)));
+			started |= greptime_start_pending_flow(lfirst(lc), &busy);
+			retry |= busy;
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			pgstat_report_activity(STATE_IDLE, NULL);
+		}
+		MemoryContextReset(cxt);
+	} while (started);
+	MemoryContextDelete(cxt);
+	if (retry)
+		pending_retry_at = GetCurrentTimestamp() + BUSY_RETRY_USECS;
+	if (pass != 0)
+		pool_pending_pass_end(pass);
+}
+
 /* At most this often a streaming round; when a flush_flow waits, sooner. */
 #define STREAM_MIN_GAP_MS 10
 #define STREAM_FLUSH_GAP_MS 2
@@ -667,6 +742,7 @@ flowpg_worker_main(Datum main_arg)
 			last_stream = GetCurrentTimestamp();
 			next_stream = last_stream + (int64) Max(stream_wait, STREAM_MIN_GAP_MS) * 1000;
 		}
+		start_pending_flows();
 		if (now >= next_batching)
 		{
 			long		batching_wait;

@@ -108,11 +108,13 @@ is($node->safe_psql('restored',
 		  SELECT flow_mismatches('per_path')}),
 	"t\n0", 'the restored flow captures new rows and its sink equals its query');
 
-# the table appears in the restored database: the pending flow starts there
+# the table appears in the restored database: the worker starts the pending
+# flow there, by itself, within seconds
 $node->safe_psql('restored', q{CREATE TABLE later_table AS SELECT i % 4 AS k FROM generate_series(1, 40) i});
-is($node->safe_psql('restored',
-		q{SELECT state FROM flowpg.information_schema_flows WHERE flow_name = 'later'}),
-	'active', 'the pending flow starts in the restored database');
+ok(poll_until('restored',
+		q{SELECT state FROM flowpg.information_schema_flows WHERE flow_name = 'later'},
+		'active', 10),
+	'the pending flow starts in the restored database');
 $node->safe_psql('restored', q{INSERT INTO later_table VALUES (7)});
 is($node->safe_psql('restored',
 		q{SELECT affected_rows >= 0 FROM flowpg.execute($$ADMIN FLUSH_FLOW('later')$$);

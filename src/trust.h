@@ -1,0 +1,27 @@
+/*-------------------------------------------------------------------------
+ *
+ * trust.h
+ *	  Whose objects a flow may run as its owner when flowpg, not the
+ *	  owner, resolved its query (pending starts, restores).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_TRUST_H
+#define FLOWPG_TRUST_H
+
+#include "nodes/parsenodes.h"
+
+/* Can object_owner's code run as flow_owner?  Only if it can act as flow_owner. */
+extern bool trust_role_trusted(Oid object_owner, Oid flow_owner);
+
+/*
+ * The first object of the analysed query (a table, function, cast, type)
+ * whose owner is not trusted, described for a message; NULL if none.
+ */
+extern char *trust_untrusted_in_query(Query *query, Oid flow_owner);
+extern char *trust_untrusted_relation(Oid relid, Oid flow_owner, const char *what);
+
+/* ERROR (42501) naming the untrusted object, unless it is NULL. */
+extern void trust_require(const char *untrusted, const char *flow_name, Oid flow_owner);
+
+#endif							/* FLOWPG_TRUST_H */
