@@ -24,6 +24,7 @@ OBJS = \
 	src/greptime.o \
 	src/pending_flow.o \
 	src/ddl_events.o \
+	src/visibility.o \
 	src/restore.o \
 	src/dirty_log.o \
 	src/capture.o \

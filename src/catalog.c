@@ -22,6 +22,7 @@
 #include "access/xlog.h"
 #include "common/hashfn.h"
 #include "catalog/namespace.h"
+#include "commands/extension.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
@@ -78,22 +79,65 @@ catalog_exists(void)
 	return OidIsValid(nspid) && OidIsValid(get_relname_relid("flow", nspid));
 }
 
+/*
+ * Every table of flowpg's a worker's transaction touches, in the order
+ * everyone takes them (flow first, as catalog_lock_flow_name does).
+ */
+static const char *const worker_tables[] = {"flow", "flow_run", "dirty_log", "flow_error",
+"pending_flow"};
+
 bool
-catalog_try_lock_for_poll(void)
+catalog_try_lock_tables(LOCKMODE mode)
 {
-	static const char *const tables[] = {"flow", "flow_run", "dirty_log"};
 	Oid			nspid = get_namespace_oid("flowpg", true);
 
 	if (!OidIsValid(nspid))
 		return false;
-	for (int i = 0; i < lengthof(tables); i++)
+	for (int i = 0; i < lengthof(worker_tables); i++)
 	{
-		Oid			relid = get_relname_relid(tables[i], nspid);
+		Oid			relid = get_relname_relid(worker_tables[i], nspid);
 
-		if (!OidIsValid(relid) || !ConditionalLockRelationOid(relid, AccessShareLock))
+		if (!OidIsValid(relid) || !ConditionalLockRelationOid(relid, mode))
 			return false;
 	}
 	return true;
+}
+
+void
+catalog_lock_tables_or_busy(void)
+{
+	if (!catalog_try_lock_tables(RowExclusiveLock))
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("flowpg's tables are locked by another session")));
+}
+
+void
+catalog_before_drop_extension(Node *stmt)
+{
+	DropStmt   *drop = (DropStmt *) stmt;
+	Oid			extoid;
+	Oid			nspid;
+	ListCell   *lc;
+	bool		ours = false;
+
+	if (!IsA(stmt, DropStmt) || drop->removeType != OBJECT_EXTENSION)
+		return;
+	foreach(lc, drop->objects)
+		ours |= strcmp(strVal(lfirst(lc)), "flowpg") == 0;
+	extoid = get_extension_oid("flowpg", true);
+	nspid = get_namespace_oid("flowpg", true);
+	/* the lock queue is for who may drop it only */
+	if (!ours || !OidIsValid(extoid) || !OidIsValid(nspid) ||
+		!pg_extension_ownercheck(extoid, GetUserId()))
+		return;
+	for (int i = 0; i < lengthof(worker_tables); i++)
+	{
+		Oid			relid = get_relname_relid(worker_tables[i], nspid);
+
+		if (OidIsValid(relid))
+			LockRelationOid(relid, AccessExclusiveLock);
+	}
 }
 
 static Oid

@@ -8,6 +8,9 @@
 #ifndef FLOWPG_CATALOG_H
 #define FLOWPG_CATALOG_H
 
+#include "nodes/nodes.h"
+#include "storage/lockdefs.h"
+
 #include "access/attnum.h"
 #include "nodes/pg_list.h"
 #include "utils/array.h"
@@ -43,11 +46,20 @@ typedef struct FlowEntry
 extern bool catalog_exists(void);
 
 /*
- * The workers' polls: flowpg's tables locked for reading, only when free
- * (DROP EXTENSION, which locks them one by one, would deadlock with a poll
- * that waits).  False: poll again later.
+ * Lock order of flowpg's own tables: flow, flow_run, dirty_log, flow_error,
+ * pending_flow.  A worker takes them all at the start of each of its
+ * transactions, and only when free (AccessShareLock for a poll,
+ * RowExclusiveLock for a run): it then never waits for one of them while
+ * holding another, so DROP EXTENSION, which locks them one by one in an
+ * order of its own, cannot deadlock with it.  False: busy, try again later.
+ * catalog_lock_tables_or_busy raises LOCK_NOT_AVAILABLE instead (a run's
+ * "busy").  Before DROP EXTENSION flowpg, its owner's session takes them
+ * all in that order (flowpg's ProcessUtility hook), so that user sessions,
+ * which take flow first, do not deadlock with it either.
  */
-extern bool catalog_try_lock_for_poll(void);
+extern bool catalog_try_lock_tables(LOCKMODE mode);
+extern void catalog_lock_tables_or_busy(void);
+extern void catalog_before_drop_extension(Node *stmt);
 
 extern Oid	catalog_relid(void);
 

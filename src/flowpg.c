@@ -20,6 +20,8 @@
 #include "tcop/utility.h"
 #include "utils/guc.h"
 
+#include "catalog.h"
+#include "visibility.h"
 #include "ddl_events.h"
 #include "flowpg.h"
 #include "guc.h"
@@ -46,6 +48,7 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 	Oid			dropped_db = InvalidOid;
 
 	worker_before_utility(stmt);
+	catalog_before_drop_extension(stmt);
 	ddl_before_utility(stmt);
 	if (IsA(stmt, DropdbStmt))
 		dropped_db = get_database_oid(((DropdbStmt *) stmt)->dbname, true);
@@ -55,6 +58,8 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	/* what flows' owners may see of their sources changed: recompute them */
+	visibility_after_utility(stmt);
 	/* its files are gone: so are its flows' queues and state */
 	if (OidIsValid(dropped_db) && loaded_at_startup)
 		stream_forget_database(dropped_db);

@@ -42,6 +42,7 @@ typedef struct PoolWorker
 	Latch	   *latch;
 	int64		claimed;		/* the flow it runs now, 0 none */
 	bool		batching;		/* the claim is a batching run */
+	Oid			owner;			/* the claimed batching flow's owner */
 	TimestampTz claimed_at;
 } PoolWorker;
 
@@ -67,6 +68,7 @@ typedef struct FlowpgShared
 	Latch	   *launcher_latch;
 	TimestampTz start_failed_at;	/* the launcher's last failed start, any database */
 	TimestampTz started_at;		/* and its last successful one */
+	uint64		roles_epoch;	/* committed changes of roles (visibility.c) */
 	int			nslots;
 	DatabaseSlot slots[MAX_DATABASES];
 } FlowpgShared;
@@ -191,6 +193,7 @@ pool_alive(DatabaseSlot *slot)
 
 static bool request_at_commit = false;
 static bool pending_check_at_commit = false;
+static bool roles_changed_at_commit = false;
 static bool xact_callback_registered = false;
 
 static void send_request(Oid dboid);
@@ -202,6 +205,15 @@ static void send_request(Oid dboid);
 static void
 request_xact_callback(XactEvent event, void *arg)
 {
+	if (roles_changed_at_commit && event == XACT_EVENT_COMMIT && shared != NULL)
+	{
+		SpinLockAcquire(&shared->mutex);
+		shared->roles_epoch++;
+		SpinLockRelease(&shared->mutex);
+	}
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+		roles_changed_at_commit = false;
 	if (!request_at_commit)
 		return;
 	if (event == XACT_EVENT_COMMIT)
@@ -225,6 +237,30 @@ worker_request(Oid dboid)
 		xact_callback_registered = true;
 	}
 	request_at_commit = true;
+}
+
+void
+worker_note_roles_changed_at_commit(void)
+{
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(request_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
+	roles_changed_at_commit = true;
+}
+
+uint64
+pool_roles_epoch(void)
+{
+	uint64		epoch;
+
+	if (shared == NULL)
+		return 0;
+	SpinLockAcquire(&shared->mutex);
+	epoch = shared->roles_epoch;
+	SpinLockRelease(&shared->mutex);
+	return epoch;
 }
 
 void
@@ -355,6 +391,7 @@ free_my_place(void)
 	my_place->latch = NULL;
 	my_place->claimed = 0;
 	my_place->batching = false;
+	my_place->owner = InvalidOid;
 	my_place = NULL;
 }
 
@@ -471,6 +508,57 @@ worker_claim(int64 flow_id, bool batching)
 	return granted;
 }
 
+/*
+ * The fair share: among the due batching flows no other worker runs, the
+ * one whose owner has the fewest batching runs in progress in the database
+ * now, then the one due first.  So when a worker frees up, a role whose
+ * flow waits gets it before a role that already holds a worker, however
+ * overdue that role's flows are: one role's slow runs delay another role's
+ * flow by at most the rest of one run, never starve it.  Returns the index
+ * of the claimed candidate, -1 when none may be claimed (the reserve).
+ */
+int
+worker_claim_fair(const PoolCandidate *candidates, int ncandidates)
+{
+	int			best = -1;
+	int			best_running = 0;
+
+	Assert(my_place != NULL && my_place->claimed == 0);
+	SpinLockAcquire(&shared->mutex);
+	for (int c = 0; c < ncandidates; c++)
+	{
+		int			running = 0;
+		bool		taken = false;
+
+		for (int i = 0; i < POOL_MAX; i++)
+		{
+			PoolWorker *w = &my_slot->pool[i];
+
+			if (w->pid == 0 || w == my_place || w->claimed == 0)
+				continue;
+			if (w->claimed == candidates[c].flow_id)
+				taken = true;
+			if (w->batching && w->owner == candidates[c].owner)
+				running++;
+		}
+		if (taken)
+			continue;
+		if (best < 0 || running < best_running ||
+			(running == best_running && candidates[c].due_at < candidates[best].due_at))
+		{
+			best = c;
+			best_running = running;
+		}
+	}
+	SpinLockRelease(&shared->mutex);
+	if (best < 0 || !worker_claim(candidates[best].flow_id, true))
+		return -1;
+	SpinLockAcquire(&shared->mutex);
+	my_place->owner = candidates[best].owner;
+	SpinLockRelease(&shared->mutex);
+	return best;
+}
+
 void
 worker_release(void)
 {
@@ -478,6 +566,7 @@ worker_release(void)
 	SpinLockAcquire(&shared->mutex);
 	my_place->claimed = 0;
 	my_place->batching = false;
+	my_place->owner = InvalidOid;
 	SpinLockRelease(&shared->mutex);
 	/* a cancel meant for the run that just ended (worker_preempt) */
 	QueryCancelPending = false;

@@ -41,6 +41,14 @@ extern bool worker_pending_pass_done(uint64 pass);
 extern bool pool_take_pending_check(uint64 *pass);
 extern void pool_pending_pass_end(uint64 pass);
 
+/*
+ * Roles changed (memberships, BYPASSRLS, ownership): once the current
+ * transaction commits, the epoch moves, and every database's workers
+ * recompute their flows over tables with row-level security.
+ */
+extern void worker_note_roles_changed_at_commit(void);
+extern uint64 pool_roles_epoch(void);
+
 /* Wakes an idle worker of the database (new batches, a flush request). */
 extern void worker_wake(Oid dboid);
 
@@ -76,6 +84,21 @@ extern bool worker_blocked_by_me(Oid dboid);
  */
 extern bool worker_claim(int64 flow_id, bool batching);
 extern void worker_release(void);
+
+/* A due batching flow, for worker_claim_fair. */
+typedef struct PoolCandidate
+{
+	int64		flow_id;
+	Oid			owner;
+	TimestampTz due_at;
+} PoolCandidate;
+
+/*
+ * In a worker: claims, among the candidates, the flow of the owner with the
+ * fewest batching runs in progress in the database, then the earliest due
+ * (the fair share of workers between roles); its index, or -1.
+ */
+extern int	worker_claim_fair(const PoolCandidate *candidates, int ncandidates);
 
 /*
  * drop_flow and replacing a flow: the worker running the flow now (if any)

@@ -288,7 +288,7 @@ stats_schedule(void)
 
 	catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
 							 "f.state = 'restoring', f.eval_interval, "
-							 "coalesce((f.options->>'uses_now')::bool, false) "
+							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid "
 							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
 							 0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -307,6 +307,7 @@ stats_schedule(void)
 		f->batching = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
 		f->restoring = DatumGetBool(SPI_getbinval(tuple, desc, 4, &isnull));
 		f->uses_now = DatumGetBool(SPI_getbinval(tuple, desc, 6, &isnull));
+		f->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 7, &isnull));
 		old = MemoryContextSwitchTo(caller);
 		{
 			Datum		iv = SPI_getbinval(tuple, desc, 5, &isnull);

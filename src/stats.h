@@ -43,6 +43,7 @@ typedef struct FlowSchedule
 	TimestampTz next_run_at;
 	Interval   *eval_interval;	/* NULL: adaptive */
 	bool		uses_now;		/* runs on every tick */
+	Oid			owner;			/* for the fair share of workers (pool.c) */
 } FlowSchedule;
 
 extern List *stats_schedule(void);

@@ -253,7 +253,7 @@ sync_flows(void)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() &&
-		!catalog_try_lock_for_poll())
+		!catalog_try_lock_tables(AccessShareLock))
 	{
 		/* someone changes flowpg's tables (DROP EXTENSION, say): later */
 		PopActiveSnapshot();
@@ -644,6 +644,13 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	if (!catalog_try_lock_tables(RowExclusiveLock))
+	{
+		/* recorded next time */
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		return;
+	}
 	stats_record_run(flow->flow_id, &sh->unrecorded, sh->unrecorded_since, now, 0);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -696,7 +703,9 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	(void) stats_record_failure(flow->flow_id, edata, started, GetCurrentTimestamp());
+	/* (when flowpg's tables are being dropped, there is nothing to record into) */
+	if (catalog_try_lock_tables(RowExclusiveLock))
+		(void) stats_record_failure(flow->flow_id, edata, started, GetCurrentTimestamp());
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 }
@@ -718,6 +727,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
 			batch_limit_lock_waits();
+			catalog_lock_tables_or_busy();
 			(void) flow_round(flow, started, flush_request, true);
 			CommitTransactionCommand();
 			MemoryContextSwitchTo(oldcontext);
@@ -728,6 +738,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		StartTransactionCommand();
 		XactIsoLevel = XACT_REPEATABLE_READ;
 		batch_limit_lock_waits();
+		catalog_lock_tables_or_busy();
 		if (flowpg_query_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
 		flush_done = flow_round(flow, started, flush_request, false);

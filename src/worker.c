@@ -68,6 +68,7 @@
 #include "restore.h"
 #include "stream_state.h"
 #include "subxact.h"
+#include "visibility.h"
 #include "pool.h"
 #include "worker.h"
 
@@ -312,6 +313,8 @@ typedef struct DueFlow
 	int64		flow_id;
 	bool		has_tick;
 	TimestampTz tick;
+	Oid			owner;
+	TimestampTz due_at;			/* 0: at once */
 } DueFlow;
 
 /* What one run of a flow does, in a subtransaction of the run's transaction. */
@@ -417,6 +420,14 @@ run_flow(DueFlow *due)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
+	/* flowpg's tables first, all at once (lock order in catalog.h) */
+	if (!catalog_try_lock_tables(RowExclusiveLock))
+	{
+		set_busy(flow_id, true);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		return;
+	}
 	entry = catalog_get_by_id(flow_id);
 	if (entry == NULL)
 	{
@@ -496,7 +507,7 @@ run_due_flows(long *wait_ms, bool *worked)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	has_flows = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists();
-	if (has_flows && !catalog_try_lock_for_poll())
+	if (has_flows && !catalog_try_lock_tables(AccessShareLock))
 	{
 		/* someone changes flowpg's tables (DROP EXTENSION, say): later */
 		PopActiveSnapshot();
@@ -519,7 +530,7 @@ run_due_flows(long *wait_ms, bool *worked)
 			TimestampTz next = f->next_run_at;
 			bool		next_null = !f->has_next_run;
 			DirtyFlow  *dirty_flow = NULL;
-			DueFlow		tick = {flow_id, false, 0};
+			DueFlow		tick = {flow_id, false, 0, f->owner, 0};
 			ListCell   *lc2;
 
 			foreach(lc2, dirty)
@@ -559,6 +570,7 @@ run_due_flows(long *wait_ms, bool *worked)
 			{
 				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
+				tick.due_at = next_null ? 0 : next;
 				due = lappend(due, palloc(sizeof(DueFlow)));
 				*(DueFlow *) llast(due) = tick;
 				MemoryContextSwitchTo(old);
@@ -570,29 +582,41 @@ run_due_flows(long *wait_ms, bool *worked)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 
-	if (flowpg_enabled)
+	/*
+	 * One run per poll, chosen fairly between roles (worker_claim_fair):
+	 * the next poll sees what other workers claimed and finished meanwhile.
+	 */
+	if (flowpg_enabled && due != NIL)
 	{
+		PoolCandidate *candidates = palloc(sizeof(PoolCandidate) * list_length(due));
+		int			pick;
+
 		foreach(lc, due)
 		{
 			DueFlow    *due_flow = lfirst(lc);
-			int64		flow_id = due_flow->flow_id;
 
-			CHECK_FOR_INTERRUPTS();
-
+			candidates[foreach_current_index(lc)].flow_id = due_flow->flow_id;
+			candidates[foreach_current_index(lc)].owner = due_flow->owner;
+			candidates[foreach_current_index(lc)].due_at = due_flow->due_at;
+		}
+		CHECK_FOR_INTERRUPTS();
+		pick = worker_claim_fair(candidates, list_length(due));
+		if (pick < 0)
+		{
 			/*
-			 * Another worker runs it, or the pool's last free worker is
+			 * Other workers run them, or the pool's last free worker is
 			 * kept: look again a little later, not in a busy loop.
 			 */
-			if (!worker_claim(flow_id, true))
-			{
-				set_busy(flow_id, true);
-				continue;
-			}
+			foreach(lc, due)
+				set_busy(((DueFlow *) lfirst(lc))->flow_id, true);
+		}
+		else
+		{
 			ran_any = true;
 			*worked = true;
 			PG_TRY();
 			{
-				run_flow(due_flow);
+				run_flow(list_nth(due, pick));
 			}
 			PG_FINALLY();
 			{
@@ -602,6 +626,7 @@ run_due_flows(long *wait_ms, bool *worked)
 			/* streaming rounds waiting meanwhile: one pass between runs */
 			stream_run(worked);
 		}
+		pfree(candidates);
 	}
 	*wait_ms = Max(10, (next_due - GetCurrentTimestamp()) / 1000);
 	if (ran_any)
@@ -646,7 +671,7 @@ start_pending_flows(void)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() &&
-			catalog_try_lock_for_poll())
+			catalog_try_lock_tables(AccessShareLock))
 		{
 			foreach(lc, pending_flow_get_all())
 			{
@@ -669,7 +694,10 @@ start_pending_flows(void)
 			PushActiveSnapshot(GetTransactionSnapshot());
 			pgstat_report_activity(STATE_RUNNING,
 								   psprintf("flowpg: starting pending flow %s", (char *) lfirst(lc)));
-			started |= greptime_start_pending_flow(lfirst(lc), &busy);
+			if (catalog_try_lock_tables(RowExclusiveLock))
+				started |= greptime_start_pending_flow(lfirst(lc), &busy);
+			else
+				busy = true;
 			retry |= busy;
 			PopActiveSnapshot();
 			CommitTransactionCommand();
@@ -682,6 +710,28 @@ start_pending_flows(void)
 		pending_retry_at = GetCurrentTimestamp() + BUSY_RETRY_USECS;
 	if (pass != 0)
 		pool_pending_pass_end(pass);
+}
+
+/*
+ * Roles changed somewhere in the server (visibility.c): this database's
+ * flows over tables with row-level security are recomputed.
+ */
+static uint64 seen_roles_epoch = 0;
+
+static void
+recheck_visibility(void)
+{
+	if (pool_roles_epoch() == seen_roles_epoch)
+		return;
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (!OidIsValid(get_extension_oid("flowpg", true)))
+		seen_roles_epoch = pool_roles_epoch();
+	else if (catalog_try_lock_tables(RowExclusiveLock))
+		visibility_recheck_if_roles_changed(&seen_roles_epoch);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
 }
 
 /* At most this often a streaming round; when a flush_flow waits, sooner. */
@@ -714,6 +764,7 @@ flowpg_worker_main(Datum main_arg)
 
 	next_batching = next_stream = 0;
 	last_work = GetCurrentTimestamp();
+	seen_roles_epoch = pool_roles_epoch();
 
 	for (;;)
 	{
@@ -743,6 +794,7 @@ flowpg_worker_main(Datum main_arg)
 			next_stream = last_stream + (int64) Max(stream_wait, STREAM_MIN_GAP_MS) * 1000;
 		}
 		start_pending_flows();
+		recheck_visibility();
 		if (now >= next_batching)
 		{
 			long		batching_wait;
