@@ -1,0 +1,95 @@
+# flowpg: one role's slow batching flows do not starve another role's.
+#
+# Role ra has three EVAL INTERVAL '1s' flows whose runs take about 3 s each:
+# they are always overdue and, with workers_per_database = 3, hold both
+# batching workers (the third is kept for streaming).  Before, each worker
+# that finished one of them took it (or its twin) again, and role rb's flow
+# ran only after they were dropped (40 s+; here the old code made it wait
+# two or three of ra's runs).  Now a worker that frees up
+# takes the due flow of the role with the fewest runs in progress: rb's
+# flow waits for at most the rest of one of ra's runs.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use FlowpgTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep time);
+
+my $node = FlowpgTest::node('fair_share', q{
+flowpg.workers_per_database = 3
+max_worker_processes = 16
+flowpg.query_timeout = '60s'
+});
+
+sub psql { return $node->safe_psql('flows', $_[0]); }
+sub poll_until { return FlowpgTest::poll_until($node, 'flows', @_); }
+
+$node->safe_psql('postgres', 'CREATE DATABASE flows');
+psql($FlowpgTest::mismatches_function);
+psql(q{
+CREATE EXTENSION flowpg;
+CREATE ROLE ra;
+CREATE ROLE rb;
+GRANT CREATE ON SCHEMA public TO ra, rb;
+CREATE TABLE slow_switch ();
+INSERT INTO slow_switch DEFAULT VALUES;
+GRANT SELECT ON slow_switch TO ra;
+-- half a second a row while slow_switch has a row (stable: flows refuse volatile functions)
+CREATE FUNCTION slow_stable(v int) RETURNS int STABLE LANGUAGE plpgsql
+  AS $$ BEGIN IF EXISTS (SELECT FROM slow_switch) THEN PERFORM pg_sleep(0.5); END IF; RETURN v; END $$;
+CREATE TABLE a_src (ts timestamptz NOT NULL, k int NOT NULL, v int NOT NULL);
+CREATE TABLE a_dim (k int PRIMARY KEY, name text NOT NULL);
+INSERT INTO a_src SELECT now() - i * interval '1 minute', i % 2, i FROM generate_series(1, 6) i;
+INSERT INTO a_dim VALUES (0, 'even'), (1, 'odd');
+CREATE TABLE b_src (ts timestamptz NOT NULL, k int NOT NULL);
+GRANT SELECT, TRIGGER ON a_src, a_dim TO ra;
+GRANT SELECT, TRIGGER ON b_src TO rb;
+SET ROLE ra;
+SELECT flowpg.create_flow(f, f || '_out',
+  $$SELECT d.name, count(*) AS n, sum(slow_stable(s.v)) AS total
+      FROM a_src s JOIN a_dim d USING (k) WHERE s.ts > now() - interval '1 day' GROUP BY d.name$$,
+  mode => 'batching', eval_interval => '1 second', backfill => false)
+  FROM unnest(ARRAY['a1', 'a2', 'a3']) f;
+SET ROLE rb;
+SELECT flowpg.create_flow('b1', 'b1_out', $$SELECT date_trunc('minute', ts) AS minute, k, count(*) AS n FROM b_src GROUP BY 1, 2$$,
+  mode => 'batching');
+});
+
+ok(poll_until(q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flowpg worker'
+                AND query IN ('flowpg: refreshing flow a1', 'flowpg: refreshing flow a2',
+                              'flowpg: refreshing flow a3')}, '2', 60),
+	"ra's slow flows hold both batching workers");
+my $run_secs = 3;	# 6 rows of half a second
+
+my $a_runs_sql = q{SELECT sum(runs) FROM flowpg.flow_stats WHERE flow_name IN ('a1', 'a2', 'a3')};
+for my $sample (1 .. 4)
+{
+	my $a_runs = psql($a_runs_sql);
+	my $started = time();
+	psql("INSERT INTO b_src VALUES (now(), $sample)");
+	ok(poll_until("SELECT count(*) FROM b1_out WHERE k = $sample", '1', 30),
+		"sample $sample: rb's flow ran");
+	my $waited = time() - $started;
+	my $a_ran = psql($a_runs_sql) - $a_runs;
+	# at most the rest of one of ra's runs, plus a poll, plus b1's own run
+	cmp_ok($waited, '<', 1.5 * $run_secs + 1,
+		sprintf("sample $sample: rb's flow waited %.1f s, not behind ra's flows", $waited));
+	note("sample $sample: ra's flows finished $a_ran runs meanwhile");
+}
+
+# ra's flows are not starved either: each of them keeps running
+my $before = psql(q{SELECT string_agg(runs::text, ',' ORDER BY flow_name) FROM flowpg.flow_stats WHERE flow_name LIKE 'a_'});
+my @before = split(/,/, $before);
+ok(poll_until(qq{SELECT bool_and(runs > (ARRAY[$before])[substr(flow_name, 2)::int])
+                   FROM flowpg.flow_stats WHERE flow_name LIKE 'a_'}, 't', 40),
+	"each of ra's flows keeps running too");
+
+psql('DELETE FROM slow_switch');
+is(psql(q{SELECT flowpg.flush_flow('b1') >= 0; SET ROLE rb; SELECT flow_mismatches('b1')}), "t\n0",
+	"rb's sink equals its query");
+
+$node->stop;
+done_testing();
