@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "miscadmin.h"
 #include "port/atomics.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
@@ -35,7 +36,7 @@
 #include "window.h"
 
 #define STORE_MAGIC 0x666c6f77
-#define INITIAL_BUCKETS 1024
+#define INITIAL_BUCKETS 16		/* an empty flow holds little; buckets double */
 
 typedef struct StoreHeader
 {
@@ -50,6 +51,7 @@ typedef struct StoreHeader
 	int64		nchanged;
 	int64		ngroups;
 	int64		bytes;
+	int			database;		/* its entry in the per-database counts (shmem.c) */
 } StoreHeader;
 
 /* A transition value passed by reference. */
@@ -84,7 +86,8 @@ struct GroupStore
 static void *
 store_alloc(GroupStore *store, Size size, dsa_pointer *dp)
 {
-	*dp = dsa_allocate_extended(store->area, size, DSA_ALLOC_NO_OOM);
+	*dp = shmem_state_admit(store->header->database, size) ?
+		dsa_allocate_extended(store->area, size, DSA_ALLOC_NO_OOM) : InvalidDsaPointer;
 	if (!DsaPointerIsValid(*dp))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -93,7 +96,7 @@ store_alloc(GroupStore *store, Size size, dsa_pointer *dp)
 				 errhint("Raise flowpg.state_memory, or give the flow an expire_after; "
 						 "its oldest windows are recomputed from the source meanwhile.")));
 	store->header->bytes += size;
-	pg_atomic_fetch_add_u64(shmem_state_total(), size);
+	shmem_state_charge(store->header->database, size);
 	return dsa_get_address(store->area, *dp);
 }
 
@@ -102,18 +105,22 @@ store_free(GroupStore *store, dsa_pointer dp, Size size)
 {
 	dsa_free(store->area, dp);
 	store->header->bytes -= size;
-	pg_atomic_fetch_sub_u64(shmem_state_total(), size);
+	shmem_state_charge(store->header->database, -(int64) size);
 }
 
 dsa_pointer
 store_create(StreamGraph *graph)
 {
 	dsa_area   *area = shmem_state_area();
-	dsa_pointer dp = dsa_allocate_extended(area, sizeof(StoreHeader),
-										   DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
+	int			database = shmem_state_database(MyDatabaseId);
+	Size		size = sizeof(StoreHeader) + sizeof(dsa_pointer) * INITIAL_BUCKETS;
+	dsa_pointer dp;
 	dsa_pointer buckets;
 	StoreHeader *header;
 
+	if (!shmem_state_admit(database, size))
+		return InvalidDsaPointer;
+	dp = dsa_allocate_extended(area, sizeof(StoreHeader), DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
 	if (!DsaPointerIsValid(dp))
 		return InvalidDsaPointer;
 	buckets = dsa_allocate_extended(area, sizeof(dsa_pointer) * INITIAL_BUCKETS,
@@ -131,8 +138,9 @@ store_create(StreamGraph *graph)
 	header->buckets = buckets;
 	header->single = InvalidDsaPointer;
 	header->changed_head = header->changed_tail = InvalidDsaPointer;
-	header->bytes = sizeof(StoreHeader) + sizeof(dsa_pointer) * INITIAL_BUCKETS;
-	pg_atomic_fetch_add_u64(shmem_state_total(), header->bytes);
+	header->bytes = size;
+	header->database = database;
+	shmem_state_charge(database, size);
 	return dp;
 }
 
@@ -242,7 +250,7 @@ free_group(GroupStore *store, dsa_pointer dp, StoredGroup *group)
 									  store->group_fixed);
 
 	store->header->bytes -= freed;
-	pg_atomic_fetch_sub_u64(shmem_state_total(), freed);
+	shmem_state_charge(store->header->database, -(int64) freed);
 	store->header->ngroups--;
 }
 
@@ -314,6 +322,8 @@ grow_buckets(GroupStore *store)
 	dsa_pointer *old_buckets = dsa_get_address(store->area, header->buckets);
 	dsa_pointer *buckets;
 
+	if (!shmem_state_admit(header->database, sizeof(dsa_pointer) * header->nbuckets))
+		return;					/* longer chains, still correct */
 	newdp = dsa_allocate_extended(store->area, sizeof(dsa_pointer) * nbuckets,
 								  DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO | DSA_ALLOC_HUGE);
 	if (!DsaPointerIsValid(newdp))
@@ -336,7 +346,7 @@ grow_buckets(GroupStore *store)
 	}
 	dsa_free(store->area, header->buckets);
 	header->bytes += sizeof(dsa_pointer) * header->nbuckets;
-	pg_atomic_fetch_add_u64(shmem_state_total(), sizeof(dsa_pointer) * header->nbuckets);
+	shmem_state_charge(header->database, sizeof(dsa_pointer) * header->nbuckets);
 	header->buckets = newdp;
 	header->nbuckets = nbuckets;
 }
@@ -755,7 +765,7 @@ store_destroy(dsa_pointer dp)
 			gdp = next;
 		}
 	}
-	pg_atomic_fetch_sub_u64(shmem_state_total(), header->bytes);
+	shmem_state_charge(header->database, -header->bytes);
 	header->magic = 0;
 	dsa_free(area, header->buckets);
 	dsa_free(area, dp);

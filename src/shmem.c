@@ -18,9 +18,10 @@
  *   (stream_state.c).  Nothing in it is locked: a flow's part is touched
  *   only by the worker that claimed the flow, one at a time.  The
  *   StateShared LWLock guards creating the area; the byte counter is
- *   atomic.  flowpg.state_memory bounds it for the whole server: flows
- *   evict their oldest windows above it, and allocation fails (the round
- *   fails, and what it touched is recomputed) at twice that.
+ *   atomic, and so is each database's.  flowpg.state_memory bounds it for
+ *   the whole server: above it only databases under their fair share may
+ *   grow (shmem_state_admit), flows evict their oldest windows, and a flow
+ *   refused memory degrades to the recompute until half of it is free.
  *
  * No LWLock or spinlock is held across SPI, a user's function or a wait.
  * A server crash reinitializes all of it; flows then refill from the
@@ -35,18 +36,33 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "guc.h"
 #include "queue.h"
 #include "shmem.h"
 #include "pool.h"
 
+/* The state one database holds, for its fair share of flowpg.state_memory. */
+typedef struct DatabaseState
+{
+	Oid			dboid;			/* InvalidOid: a free entry */
+	pg_atomic_uint64 bytes;
+	pg_atomic_uint64 refused_at;	/* last refused an allocation (a TimestampTz) */
+} DatabaseState;
+
+/* A database refused memory this recently still counts for the shares. */
+#define STATE_WANTING_USECS (10 * USECS_PER_SEC)
+
+#define STATE_DATABASES 256
+
 typedef struct StateShared
 {
-	LWLock		lock;			/* creating the area */
+	LWLock		lock;			/* creating the area, taking a database entry */
 	int			tranche;
 	dsa_handle	handle;			/* DSM_HANDLE_INVALID until created */
 	pg_atomic_uint64 total_bytes;
+	DatabaseState databases[STATE_DATABASES];
 } StateShared;
 
 static StateShared *state_shared = NULL;
@@ -79,6 +95,12 @@ flowpg_shmem_startup(void)
 		LWLockInitialize(&state_shared->lock, state_shared->tranche);
 		state_shared->handle = DSM_HANDLE_INVALID;
 		pg_atomic_init_u64(&state_shared->total_bytes, 0);
+		for (int i = 0; i < STATE_DATABASES; i++)
+		{
+			state_shared->databases[i].dboid = InvalidOid;
+			pg_atomic_init_u64(&state_shared->databases[i].bytes, 0);
+			pg_atomic_init_u64(&state_shared->databases[i].refused_at, 0);
+		}
 	}
 	worker_shmem_startup();
 	queue_shmem_startup();
@@ -121,10 +143,104 @@ shmem_state_area(void)
 	return state_area;
 }
 
-pg_atomic_uint64 *
-shmem_state_total(void)
+int
+shmem_state_database(Oid dboid)
 {
-	return &state_shared->total_bytes;
+	int			free_entry = -1;
+
+	LWLockAcquire(&state_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < STATE_DATABASES; i++)
+	{
+		if (state_shared->databases[i].dboid == dboid)
+		{
+			LWLockRelease(&state_shared->lock);
+			return i;
+		}
+		if (free_entry < 0 && (state_shared->databases[i].dboid == InvalidOid ||
+							   pg_atomic_read_u64(&state_shared->databases[i].bytes) == 0))
+			free_entry = i;
+	}
+	/* an entry whose database holds nothing is reused */
+	if (free_entry >= 0)
+	{
+		state_shared->databases[free_entry].dboid = dboid;
+		pg_atomic_write_u64(&state_shared->databases[free_entry].refused_at, 0);
+	}
+	LWLockRelease(&state_shared->lock);
+	return free_entry;
+}
+
+void
+shmem_state_charge(int database, int64 delta)
+{
+	if (delta >= 0)
+	{
+		pg_atomic_fetch_add_u64(&state_shared->total_bytes, delta);
+		if (database >= 0)
+			pg_atomic_fetch_add_u64(&state_shared->databases[database].bytes, delta);
+	}
+	else
+	{
+		pg_atomic_fetch_sub_u64(&state_shared->total_bytes, -delta);
+		if (database >= 0)
+			pg_atomic_fetch_sub_u64(&state_shared->databases[database].bytes, -delta);
+	}
+}
+
+/* state_memory divided among the databases that hold state or want it */
+static uint64
+fair_share(TimestampTz now)
+{
+	int			holders = 0;
+
+	for (int i = 0; i < STATE_DATABASES; i++)
+	{
+		DatabaseState *db = &state_shared->databases[i];
+
+		if (db->dboid != InvalidOid &&
+			(pg_atomic_read_u64(&db->bytes) > 0 ||
+			 now - (TimestampTz) pg_atomic_read_u64(&db->refused_at) < STATE_WANTING_USECS))
+			holders++;
+	}
+	return (uint64) flowpg_state_memory_kb * 1024 / Max(holders, 1);
+}
+
+/*
+ * The fair share: within flowpg.state_memory anyone may grow; above it,
+ * only a database that holds less than its share (state_memory divided
+ * among the databases that hold state or were refused some lately), so one
+ * database filling the area leaves every other its share.  Beyond the
+ * share the flows that ask degrade to the recompute (stream_round.c)
+ * instead of failing.
+ */
+bool
+shmem_state_admit(int database, Size size)
+{
+	uint64		limit = (uint64) flowpg_state_memory_kb * 1024;
+	TimestampTz now;
+
+	if (pg_atomic_read_u64(&state_shared->total_bytes) + size <= limit)
+		return true;
+	if (database < 0)
+		return false;
+	now = GetCurrentTimestamp();
+	if (pg_atomic_read_u64(&state_shared->databases[database].bytes) + size <= fair_share(now))
+		return true;
+	pg_atomic_write_u64(&state_shared->databases[database].refused_at, (uint64) now);
+	return false;
+}
+
+bool
+shmem_state_has_room(Oid dboid)
+{
+	int			database;
+
+	if (pg_atomic_read_u64(&state_shared->total_bytes) < (uint64) flowpg_state_memory_kb * 1024 / 2)
+		return true;
+	database = shmem_state_database(dboid);
+	return database >= 0 &&
+		pg_atomic_read_u64(&state_shared->databases[database].bytes) <
+		fair_share(GetCurrentTimestamp()) / 2;
 }
 
 bool

@@ -18,8 +18,19 @@ extern void shmem_install_hooks(void);
 /* The state area (created on first use, kept until the server stops). */
 extern dsa_area *shmem_state_area(void);
 
-/* Bytes of streaming state in the area, all databases (flowpg.state_memory). */
-extern pg_atomic_uint64 *shmem_state_total(void);
+/*
+ * Bytes of streaming state, counted for the whole server (flowpg.state_memory)
+ * and per database: shmem_state_database gives a database's entry (-1 when
+ * all are taken: then it is counted in the total only), shmem_state_charge
+ * counts an allocation (delta > 0) or a free, shmem_state_admit says whether
+ * an allocation of size may be made (the fair share), shmem_state_has_room
+ * whether a database's degraded flows may load their state again (half of
+ * flowpg.state_memory free, or the database under half its share).
+ */
+extern int	shmem_state_database(Oid dboid);
+extern void shmem_state_charge(int database, int64 delta);
+extern bool shmem_state_admit(int database, Size size);
+extern bool shmem_state_has_room(Oid dboid);
 
 /* Is the state of all streaming flows above flowpg.state_memory (the soft limit)? */
 extern bool shmem_state_exceeded(void);

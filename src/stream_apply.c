@@ -232,7 +232,7 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 					store_mark_changed(flow->store, group);
 			}
 			else if (!expired)
-				fall_back(flow, flow->store == NULL || wnull, time_lo, time_hi);
+				fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */
 			continue;
 		}
 		(void) merge_group(flow, time_lo, time_hi, partials, false);

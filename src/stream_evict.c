@@ -105,6 +105,7 @@ give_up_all(StreamFlow *flow)
 	}
 	flow_state_drop_store(flow);
 	flow->sh->degraded = true;
+	flow->sh->degraded_at = GetCurrentTimestamp();
 	ereport(LOG,
 			(errmsg("flowpg: flow \"%s\" gives up its state for memory",
 					flow->entry->flow_name),

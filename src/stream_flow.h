@@ -31,7 +31,8 @@ typedef struct FlowShared
 	uint32		version;		/* graph version of the state */
 	dsa_pointer store;			/* its groups; invalid until loaded, or given up */
 	bool		loaded;
-	bool		degraded;		/* no window to evict by: state given up */
+	bool		degraded;		/* state given up for memory: recomputed instead */
+	TimestampTz degraded_at;
 
 	/* windows below these are not in the state */
 	bool		has_watermark;	/* given up for memory */
@@ -62,6 +63,7 @@ typedef struct FlowShared
 	bool		write_pending;
 
 	bool		fallback_logged;	/* changes the worker itself logged dirty */
+	int64		flush_after_recompute;	/* a flush its next dirty pass completes */
 	TimestampTz oldest_unflushed;
 	TimestampTz last_flush;
 	TimestampTz next_dirty_check;
@@ -110,6 +112,7 @@ typedef struct StreamFlow
 	StreamGraph *graph;
 	WindowProbe *probe;
 	FlowShared *sh;				/* NULL when the registry had no slot */
+	TimestampTz no_shared_until;	/* sh could not be made: not before */
 	GroupStore *store;			/* a handle on sh->store, NULL when none */
 	dsa_pointer store_dp;		/* the store it is a handle on */
 	List	   *pending;		/* PendingBatch of this round, oldest first */

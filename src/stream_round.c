@@ -52,6 +52,8 @@
 #define FLOW_SHARED_MAGIC 0x73747266
 #define STATS_RECORD_USECS (1000 * 1000)
 #define MAX_RETRY_USECS (60 * USECS_PER_SEC)
+/* A flow degraded for memory tries to load its state again after this. */
+#define DEGRADED_RETRY_USECS (5 * USECS_PER_SEC)
 #define BUSY_RETRY_USECS (1000 * 1000)	/* after a lock timeout */
 #define BUSY_SKIP_USECS (20 * 1000)		/* after a lock found taken */
 #define SYNC_USECS (250 * 1000)
@@ -449,6 +451,10 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 */
 	if (queue_take_reset(flow->flow_id) && sh->loaded)
 		reset_state(flow);
+	/* given up for memory: incremental again once half of it is free */
+	else if (sh->degraded && shmem_state_has_room(MyDatabaseId) &&
+			 GetCurrentTimestamp() - sh->degraded_at >= DEGRADED_RETRY_USECS)
+		reset_state(flow);
 
 	flow->writing = false;
 	if (apply_only)
@@ -552,6 +558,22 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	PopActiveSnapshot();
 	flow_leave(&identity);
 	sh->stats.round_rows = sh->unrecorded.rows_out - rows_before;
+
+	/*
+	 * What this round could not apply (a degraded state, windows below the
+	 * watermark) it logged dirty after its dirty pass; a batch may also
+	 * have committed after its snapshot.  The next round recomputes those
+	 * under a snapshot that sees them: a flush is done then -- the one
+	 * waiting for that, not one asked for since.
+	 */
+	if (flush_request != 0 && sh->fallback_logged)
+	{
+		int64		done = sh->flush_after_recompute;
+
+		sh->flush_after_recompute = flush_request;
+		return done;
+	}
+	sh->flush_after_recompute = 0;
 	return flush_request;
 }
 
@@ -668,6 +690,7 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy)
 {
 	FlowShared *sh = flow->sh ? flow->sh : shared_part(flow->flow_id, false);
 	int64		delay = USECS_PER_SEC;
+	bool		was_loaded;
 
 	MemoryContextReset(flow->round_memory);
 	flow->pending = NIL;
@@ -682,6 +705,50 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy)
 		/* not before the lock may be gone */
 		if (sh)
 			sh->busy_until = GetCurrentTimestamp() + BUSY_RETRY_USECS;
+		return;
+	}
+	if (edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY && sh == NULL)
+	{
+		/* no room even for its bookkeeping: a second later, no failure */
+		flow->no_shared_until = GetCurrentTimestamp() + BUSY_RETRY_USECS;
+		return;
+	}
+	if (edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY)
+	{
+		/*
+		 * Its state gets no more memory (flowpg.state_memory, or its
+		 * database's share of it): the flow gives its state up and is
+		 * recomputed from the source, as a batching flow, until memory
+		 * frees (flow_round).  No failure: what the round touched is
+		 * recomputed by the next one; a state never loaded, or holding
+		 * changes not written to the sink yet, leaves the sink to a whole
+		 * recompute.
+		 */
+		ereport(LOG,
+				(errmsg("flowpg: streaming flow %lld gives up its state for memory: %s",
+						(long long) flow->flow_id, edata->message),
+				 errdetail("It is recomputed from the source until half of flowpg.state_memory is free again.")));
+		/* groups changed but not written yet go with the state: recompute */
+		was_loaded = sh->loaded &&
+			!(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store));
+		if (DsaPointerIsValid(sh->store))
+			flow_state_drop_store(flow);
+		sh->degraded = true;
+		sh->degraded_at = GetCurrentTimestamp();
+		sh->loaded = true;
+		sh->has_watermark = false;
+		if (!was_loaded)
+		{
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			if (catalog_try_lock_tables(RowExclusiveLock))
+				dirty_log_append(flow->flow_id, true, 0, 0, 0);
+			else
+				sh->loaded = false; /* loaded again next time, or given up then */
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}
 		return;
 	}
 	ereport(LOG,
@@ -768,8 +835,13 @@ run_one(StreamFlow *flow, int64 flush_request)
 		/* a lock a user holds, or a cancel from outside (drop_flow): no failure */
 		busy = edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
 			(edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out);
-		/* a flush_flow waiting for this round gets the failure -- not a busy one */
-		if (busy)
+
+		/*
+		 * A flush_flow waiting for this round gets the failure -- not a
+		 * busy one, nor one that ran out of state memory (the flow degrades
+		 * to the recompute, and the next round serves the flush).
+		 */
+		if (busy || edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY)
 			flush_request = 0;
 		round_failed(flow, edata, started, busy);
 		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
@@ -817,7 +889,14 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	QueueWant	want;
 
 	if (sh == NULL)
+	{
+		if (flow->no_shared_until > now)
+		{
+			*wake_ms = Min(*wake_ms, Max((flow->no_shared_until - now) / 1000, 1));
+			return ROUND_NOT_DUE;
+		}
 		return ROUND_WORK;		/* never run: its first round */
+	}
 	if (sh->busy_until > now || (sh->retry_at > now && flush_request == 0))
 	{
 		at = Max(sh->busy_until, flush_request ? 0 : sh->retry_at);
@@ -826,6 +905,13 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	}
 	if (flush_request != 0 || !sh->loaded || sh->touched || sh->evict_requested)
 		return ROUND_WORK;
+	/* given up for memory: a round loads it again once there is room (flow_round) */
+	if (sh->degraded)
+	{
+		if (now - sh->degraded_at >= DEGRADED_RETRY_USECS && shmem_state_has_room(MyDatabaseId))
+			return ROUND_WORK;
+		*wake_ms = Min(*wake_ms, 1000);
+	}
 	want = queue_round_wanted(flow->flow_id);
 	if (want == QUEUE_WANT_NOW)
 		return ROUND_WORK;
@@ -846,6 +932,12 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 		return ROUND_CHECK;
 	*wake_ms = Min(*wake_ms, Max((sh->next_dirty_check - now) / 1000, 1));
 	return ROUND_NOT_DUE;
+}
+
+void
+stream_sync(void)
+{
+	sync_flows();
 }
 
 long

@@ -19,4 +19,7 @@ extern long stream_run(bool *worked);
 /* After DROP DATABASE: the queues and state of its flows are freed. */
 extern void stream_forget_database(Oid dboid);
 
+/* Frees the queues and state of this database's flows that are gone (a worker leaving). */
+extern void stream_sync(void);
+
 #endif							/* FLOWPG_STREAM_STATE_H */

@@ -801,6 +801,8 @@ flowpg_worker_main(Datum main_arg)
 
 			if (!run_due_flows(&batching_wait, &worked))
 			{
+				/* the last flows' state and queues go with them */
+				stream_sync();
 				pool_mark_idle(dboid);
 				proc_exit(0);
 			}
