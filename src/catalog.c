@@ -119,6 +119,7 @@ catalog_before_drop_extension(Node *stmt)
 	Oid			extoid;
 	Oid			nspid;
 	ListCell   *lc;
+	List	   *relids = NIL;
 	bool		ours = false;
 
 	if (!IsA(stmt, DropStmt) || drop->removeType != OBJECT_EXTENSION)
@@ -131,6 +132,22 @@ catalog_before_drop_extension(Node *stmt)
 	if (!ours || !OidIsValid(extoid) || !OidIsValid(nspid) ||
 		!pg_extension_ownercheck(extoid, GetUserId()))
 		return;
+	/*
+	 * The tables whose capture triggers and guards it drops come first: a
+	 * writer holding one takes the dirty log next, so DROP must not hold
+	 * the dirty log while it waits for that writer.
+	 */
+	foreach(lc, catalog_get_all())
+	{
+		FlowEntry  *entry = lfirst(lc);
+
+		relids = list_concat(relids, entry->source_relids);
+		relids = lappend_oid(relids, entry->sink_relid);
+	}
+	list_sort(relids, list_oid_cmp);
+	list_deduplicate_oid(relids);
+	foreach(lc, relids)
+		LockRelationOid(lfirst_oid(lc), AccessExclusiveLock);
 	for (int i = 0; i < lengthof(worker_tables); i++)
 	{
 		Oid			relid = get_relname_relid(worker_tables[i], nspid);

@@ -53,9 +53,11 @@ extern bool catalog_exists(void);
  * holding another, so DROP EXTENSION, which locks them one by one in an
  * order of its own, cannot deadlock with it.  False: busy, try again later.
  * catalog_lock_tables_or_busy raises LOCK_NOT_AVAILABLE instead (a run's
- * "busy").  Before DROP EXTENSION flowpg, its owner's session takes them
- * all in that order (flowpg's ProcessUtility hook), so that user sessions,
- * which take flow first, do not deadlock with it either.
+ * "busy").  Before DROP EXTENSION flowpg, its owner's session takes the
+ * flows' sources and sinks, then flowpg's tables in that order (flowpg's
+ * ProcessUtility hook): writers, which hold a source and then append to
+ * the dirty log, and sessions creating flows, which take flow first, then
+ * wait for DROP instead of deadlocking with it.
  */
 extern bool catalog_try_lock_tables(LOCKMODE mode);
 extern void catalog_lock_tables_or_busy(void);

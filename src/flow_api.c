@@ -191,6 +191,11 @@ flow_check_limits(void)
 	int			mine = 0;
 	ListCell   *lc;
 
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("flows must be created in a READ COMMITTED transaction"),
+				 errdetail("flowpg.max_flows and flowpg.max_flows_per_role count the flows concurrent sessions committed.")));
 	LockDatabaseObject(AuthIdRelationId, owner, 0, ExclusiveLock);
 	CommandCounterIncrement();	/* and a new snapshot: what committed meanwhile */
 	flows = catalog_get_all();
@@ -586,6 +591,7 @@ wait_for_pending_start(const char *flow_name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of flow \"%s\"", flow_name)));
+	flowpg_require_preload();	/* no worker could start it */
 	pass = worker_check_pending_now();
 	while (!worker_pending_pass_done(pass))
 	{
@@ -646,7 +652,7 @@ flowpg_flush_flow(PG_FUNCTION_ARGS)
 int64
 flow_flush(const char *flow_name)
 {
-	FlowEntry  *entry = owned_flow(flow_name);
+	FlowEntry  *entry;
 	TimestampTz started = GetCurrentTimestamp();
 	BatchResult result;
 
@@ -655,6 +661,7 @@ flow_flush(const char *flow_name)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("flush_flow must run in a READ COMMITTED transaction"),
 				 errdetail("It must see every change committed before the call.")));
+	entry = owned_flow(flow_name);
 	if (strcmp(entry->mode, "streaming") == 0)
 	{
 		int64		rows;

@@ -1272,6 +1272,8 @@ start_failed(PendingFlow *pending, int sqlerrcode, const char *message)
  * stays in the views.  Returns whether it started; *retry when it could
  * not be tried now (its locks were busy, or a cancel came).
  */
+static bool in_pending_start = false;
+
 bool
 greptime_start_pending_flow(const char *flow_name, bool *retry)
 {
@@ -1287,7 +1289,17 @@ greptime_start_pending_flow(const char *flow_name, bool *retry)
 					 "its owner role no longer exists");
 		return false;
 	}
-	edata = subxact_run(start_pending, &attempt);
+	/* (the DDL of the start itself -- its sink -- asks for no other pass: see below) */
+	in_pending_start = true;
+	PG_TRY();
+	{
+		edata = subxact_run(start_pending, &attempt);
+	}
+	PG_FINALLY();
+	{
+		in_pending_start = false;
+	}
+	PG_END_TRY();
 	if (edata == NULL)
 	{
 		if (attempt.started)
@@ -1322,7 +1334,8 @@ flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 {
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_start_pending_flows must be called as an event trigger");
-	if (catalog_own_ddl || !catalog_exists() || !pending_flow_any())
+	/* a start's own sink: the worker's pass goes on while any flow started */
+	if (catalog_own_ddl || in_pending_start || !catalog_exists() || !pending_flow_any())
 		PG_RETURN_VOID();
 	worker_check_pending_at_commit();
 	PG_RETURN_VOID();

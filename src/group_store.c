@@ -89,6 +89,8 @@ store_alloc(GroupStore *store, Size size, dsa_pointer *dp)
 	*dp = shmem_state_admit(store->header->database, size) ?
 		dsa_allocate_extended(store->area, size, DSA_ALLOC_NO_OOM) : InvalidDsaPointer;
 	if (!DsaPointerIsValid(*dp))
+		shmem_state_note_refusal();
+	if (!DsaPointerIsValid(*dp))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("flowpg.state_memory is exhausted"),
@@ -122,12 +124,16 @@ store_create(StreamGraph *graph)
 		return InvalidDsaPointer;
 	dp = dsa_allocate_extended(area, sizeof(StoreHeader), DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
 	if (!DsaPointerIsValid(dp))
+	{
+		shmem_state_note_refusal();
 		return InvalidDsaPointer;
+	}
 	buckets = dsa_allocate_extended(area, sizeof(dsa_pointer) * INITIAL_BUCKETS,
 									DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
 	if (!DsaPointerIsValid(buckets))
 	{
 		dsa_free(area, dp);
+		shmem_state_note_refusal();
 		return InvalidDsaPointer;
 	}
 	header = dsa_get_address(area, dp);

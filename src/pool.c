@@ -59,6 +59,8 @@ typedef struct DatabaseSlot
 	bool		pending_check;
 	uint64		pending_passes_begun;
 	uint64		pending_passes_done;
+	uint64		roles_epoch_seen;	/* its flows were rechecked for it */
+	Oid			last_batching_owner;	/* the fair share's tie-break */
 	PoolWorker	pool[POOL_MAX];
 } DatabaseSlot;
 
@@ -211,8 +213,10 @@ request_xact_callback(XactEvent event, void *arg)
 		shared->roles_epoch++;
 		SpinLockRelease(&shared->mutex);
 	}
+	/* (a prepared transaction's are not carried to its COMMIT PREPARED) */
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
 		roles_changed_at_commit = false;
 	if (!request_at_commit)
 		return;
@@ -223,7 +227,8 @@ request_xact_callback(XactEvent event, void *arg)
 		send_request(MyDatabaseId);
 	}
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
 		request_at_commit = pending_check_at_commit = false;
 }
 
@@ -251,7 +256,7 @@ worker_note_roles_changed_at_commit(void)
 }
 
 uint64
-pool_roles_epoch(void)
+pool_roles_epoch(uint64 *seen)
 {
 	uint64		epoch;
 
@@ -259,8 +264,19 @@ pool_roles_epoch(void)
 		return 0;
 	SpinLockAcquire(&shared->mutex);
 	epoch = shared->roles_epoch;
+	if (seen)
+		*seen = my_slot ? my_slot->roles_epoch_seen : epoch;
 	SpinLockRelease(&shared->mutex);
 	return epoch;
+}
+
+void
+pool_set_roles_epoch_seen(uint64 epoch)
+{
+	SpinLockAcquire(&shared->mutex);
+	if (my_slot && my_slot->roles_epoch_seen < epoch)
+		my_slot->roles_epoch_seen = epoch;
+	SpinLockRelease(&shared->mutex);
 }
 
 void
@@ -300,6 +316,8 @@ worker_pending_pass_done(uint64 pass)
 	DatabaseSlot *slot;
 	bool		done = true;
 
+	if (shared == NULL)
+		return true;
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(MyDatabaseId, false);
 	if (slot)
@@ -517,6 +535,23 @@ worker_claim(int64 flow_id, bool batching)
  * flow by at most the rest of one run, never starve it.  Returns the index
  * of the claimed candidate, -1 when none may be claimed (the reserve).
  */
+/*
+ * Is candidate a a better pick than b?  The fewest runs of its owner in
+ * progress; then an owner other than the one this pool ran last (the
+ * roles take turns even with a single batching worker); then due first.
+ */
+static bool
+better_candidate(const PoolCandidate *a, int a_running, const PoolCandidate *b, int b_running)
+{
+	Oid			last = my_slot->last_batching_owner;
+
+	if (a_running != b_running)
+		return a_running < b_running;
+	if ((a->owner == last) != (b->owner == last))
+		return b->owner == last;
+	return a->due_at < b->due_at;
+}
+
 int
 worker_claim_fair(const PoolCandidate *candidates, int ncandidates)
 {
@@ -543,8 +578,7 @@ worker_claim_fair(const PoolCandidate *candidates, int ncandidates)
 		}
 		if (taken)
 			continue;
-		if (best < 0 || running < best_running ||
-			(running == best_running && candidates[c].due_at < candidates[best].due_at))
+		if (best < 0 || better_candidate(&candidates[c], running, &candidates[best], best_running))
 		{
 			best = c;
 			best_running = running;
@@ -555,6 +589,7 @@ worker_claim_fair(const PoolCandidate *candidates, int ncandidates)
 		return -1;
 	SpinLockAcquire(&shared->mutex);
 	my_place->owner = candidates[best].owner;
+	my_slot->last_batching_owner = candidates[best].owner;
 	SpinLockRelease(&shared->mutex);
 	return best;
 }

@@ -47,7 +47,8 @@ extern void pool_pending_pass_end(uint64 pass);
  * recompute their flows over tables with row-level security.
  */
 extern void worker_note_roles_changed_at_commit(void);
-extern uint64 pool_roles_epoch(void);
+extern uint64 pool_roles_epoch(uint64 *seen);	/* and, in a worker, its database's seen one */
+extern void pool_set_roles_epoch_seen(uint64 epoch);
 
 /* Wakes an idle worker of the database (new batches, a flush request). */
 extern void worker_wake(Oid dboid);

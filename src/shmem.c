@@ -66,6 +66,7 @@ typedef struct StateShared
 } StateShared;
 
 static StateShared *state_shared = NULL;
+static bool state_refused = false;	/* this process was refused state memory */
 static dsa_area *state_area = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -222,12 +223,31 @@ shmem_state_admit(int database, Size size)
 	if (pg_atomic_read_u64(&state_shared->total_bytes) + size <= limit)
 		return true;
 	if (database < 0)
+	{
+		state_refused = true;
 		return false;
+	}
 	now = GetCurrentTimestamp();
 	if (pg_atomic_read_u64(&state_shared->databases[database].bytes) + size <= fair_share(now))
 		return true;
 	pg_atomic_write_u64(&state_shared->databases[database].refused_at, (uint64) now);
+	state_refused = true;
 	return false;
+}
+
+void
+shmem_state_note_refusal(void)
+{
+	state_refused = true;
+}
+
+bool
+shmem_state_take_refusal(void)
+{
+	bool		refused = state_refused;
+
+	state_refused = false;
+	return refused;
 }
 
 bool
@@ -243,9 +263,15 @@ shmem_state_has_room(Oid dboid)
 		fair_share(GetCurrentTimestamp()) / 2;
 }
 
+/*
+ * Near flowpg.state_memory (within a sixteenth): the largest flow evicts
+ * its older windows before admissions are refused -- with one database,
+ * shmem_state_admit keeps the total from ever passing the setting.
+ */
 bool
 shmem_state_exceeded(void)
 {
-	return pg_atomic_read_u64(&state_shared->total_bytes) >
-		(uint64) flowpg_state_memory_kb * 1024;
+	uint64		limit = (uint64) flowpg_state_memory_kb * 1024;
+
+	return pg_atomic_read_u64(&state_shared->total_bytes) > limit - limit / 16;
 }

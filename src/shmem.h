@@ -32,7 +32,15 @@ extern void shmem_state_charge(int database, int64 delta);
 extern bool shmem_state_admit(int database, Size size);
 extern bool shmem_state_has_room(Oid dboid);
 
-/* Is the state of all streaming flows above flowpg.state_memory (the soft limit)? */
+/*
+ * A 53200 raised because the state area refused an allocation (admission
+ * or DSA) is noted, so that a failed round tells it from any other
+ * out-of-memory error: take returns and clears the note.
+ */
+extern void shmem_state_note_refusal(void);
+extern bool shmem_state_take_refusal(void);
+
+/* Is the state of all streaming flows at flowpg.state_memory (the soft limit)? */
 extern bool shmem_state_exceeded(void);
 
 #endif							/* FLOWPG_SHMEM_H */

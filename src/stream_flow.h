@@ -33,6 +33,7 @@ typedef struct FlowShared
 	bool		loaded;
 	bool		degraded;		/* state given up for memory: recomputed instead */
 	TimestampTz degraded_at;
+	int			degrades;		/* in a row: the wait before loading again grows */
 
 	/* windows below these are not in the state */
 	bool		has_watermark;	/* given up for memory */

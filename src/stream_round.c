@@ -54,6 +54,9 @@
 #define MAX_RETRY_USECS (60 * USECS_PER_SEC)
 /* A flow degraded for memory tries to load its state again after this. */
 #define DEGRADED_RETRY_USECS (5 * USECS_PER_SEC)
+#define DEGRADED_FORGET_USECS (600 * USECS_PER_SEC)
+/* 5 s, 10 s, 20 s, then 40 s after the latest of degrades in a row */
+#define degraded_retry(sh) (DEGRADED_RETRY_USECS << Min(Max((sh)->degrades, 1) - 1, 3))
 #define BUSY_RETRY_USECS (1000 * 1000)	/* after a lock timeout */
 #define BUSY_SKIP_USECS (20 * 1000)		/* after a lock found taken */
 #define SYNC_USECS (250 * 1000)
@@ -115,7 +118,10 @@ shared_part(int64 flow_id, bool create)
 		return NULL;
 	dp = dsa_allocate_extended(area, sizeof(FlowShared), DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
 	if (!DsaPointerIsValid(dp))
+	{
+		shmem_state_note_refusal();
 		return NULL;
+	}
 	sh = dsa_get_address(area, dp);
 	sh->magic = FLOW_SHARED_MAGIC;
 	sh->store = InvalidDsaPointer;
@@ -453,7 +459,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		reset_state(flow);
 	/* given up for memory: incremental again once half of it is free */
 	else if (sh->degraded && shmem_state_has_room(MyDatabaseId) &&
-			 GetCurrentTimestamp() - sh->degraded_at >= DEGRADED_RETRY_USECS)
+			 GetCurrentTimestamp() - sh->degraded_at >= degraded_retry(sh))
 		reset_state(flow);
 
 	flow->writing = false;
@@ -686,7 +692,7 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
  * transaction held, which is no failure of the flow.
  */
 static void
-round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy)
+round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy, bool refused)
 {
 	FlowShared *sh = flow->sh ? flow->sh : shared_part(flow->flow_id, false);
 	int64		delay = USECS_PER_SEC;
@@ -707,13 +713,13 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy)
 			sh->busy_until = GetCurrentTimestamp() + BUSY_RETRY_USECS;
 		return;
 	}
-	if (edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY && sh == NULL)
+	if (refused && sh == NULL)
 	{
 		/* no room even for its bookkeeping: a second later, no failure */
 		flow->no_shared_until = GetCurrentTimestamp() + BUSY_RETRY_USECS;
 		return;
 	}
-	if (edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY)
+	if (refused)
 	{
 		/*
 		 * Its state gets no more memory (flowpg.state_memory, or its
@@ -733,6 +739,10 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy)
 			!(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store));
 		if (DsaPointerIsValid(sh->store))
 			flow_state_drop_store(flow);
+		/* each degrade soon after the last waits longer to load again */
+		if (GetCurrentTimestamp() - sh->degraded_at > DEGRADED_FORGET_USECS)
+			sh->degrades = 0;
+		sh->degrades++;
 		sh->degraded = true;
 		sh->degraded_at = GetCurrentTimestamp();
 		sh->loaded = true;
@@ -786,6 +796,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 	volatile bool succeeded = false;
 
 	pgstat_report_activity(STATE_RUNNING, "flowpg: streaming");
+	(void) shmem_state_take_refusal();	/* a note of an earlier, survived refusal */
 	flow->sh = shared_part(flow->flow_id, false);
 	PG_TRY();
 	{
@@ -824,6 +835,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		ErrorData  *edata;
 		bool		timed_out = get_timeout_indicator(STATEMENT_TIMEOUT, false);
 		bool		busy;
+		bool		refused;
 
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		QueryCancelPending = false;
@@ -841,9 +853,10 @@ run_one(StreamFlow *flow, int64 flush_request)
 		 * busy one, nor one that ran out of state memory (the flow degrades
 		 * to the recompute, and the next round serves the flush).
 		 */
-		if (busy || edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY)
+		refused = edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY && shmem_state_take_refusal();
+		if (busy || refused)
 			flush_request = 0;
-		round_failed(flow, edata, started, busy);
+		round_failed(flow, edata, started, busy, refused);
 		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
 	}
 	PG_END_TRY();
@@ -908,7 +921,7 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	/* given up for memory: a round loads it again once there is room (flow_round) */
 	if (sh->degraded)
 	{
-		if (now - sh->degraded_at >= DEGRADED_RETRY_USECS && shmem_state_has_room(MyDatabaseId))
+		if (now - sh->degraded_at >= degraded_retry(sh) && shmem_state_has_room(MyDatabaseId))
 			return ROUND_WORK;
 		*wake_ms = Min(*wake_ms, 1000);
 	}

@@ -49,64 +49,47 @@ typedef struct TrustWalk
 	char	   *untrusted;		/* the first object refused, described */
 } TrustWalk;
 
-static void
-refuse(TrustWalk *walk, Oid owner, char *object)
+/*
+ * Is the object (a function, type or relation: its syscache) of a role that
+ * cannot act as the flow's owner?  Then it is described in walk->untrusted
+ * (what: how a relation is named).
+ */
+static bool
+object_untrusted(TrustWalk *walk, int cacheid, Oid objid, const char *what)
 {
+	HeapTuple	tuple = SearchSysCache1(cacheid, ObjectIdGetDatum(objid));
+	Oid			owner;
+	char	   *object;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	if (cacheid == PROCOID)
+		owner = ((Form_pg_proc) GETSTRUCT(tuple))->proowner;
+	else if (cacheid == TYPEOID)
+		owner = ((Form_pg_type) GETSTRUCT(tuple))->typowner;
+	else
+		owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	if (trust_role_trusted(owner, walk->flow_owner))
+		return false;
+	if (cacheid == PROCOID)
+		object = psprintf("function %s", format_procedure(objid));
+	else if (cacheid == TYPEOID)
+		object = psprintf("type %s", format_type_be(objid));
+	else
+		object = psprintf("%s %s", what,
+						  quote_qualified_identifier(get_namespace_name(get_rel_namespace(objid)),
+													 get_rel_name(objid)));
 	walk->untrusted = psprintf("%s of role %s", object,
 							   GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) :
 							   "(dropped)");
+	return true;
 }
 
 static bool
 function_checker(Oid funcid, void *context)
 {
-	TrustWalk  *walk = (TrustWalk *) context;
-	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	owner = ((Form_pg_proc) GETSTRUCT(tuple))->proowner;
-	ReleaseSysCache(tuple);
-	if (trust_role_trusted(owner, walk->flow_owner))
-		return false;
-	refuse(walk, owner, psprintf("function %s", format_procedure(funcid)));
-	return true;
-}
-
-static bool
-type_untrusted(TrustWalk *walk, Oid type)
-{
-	HeapTuple	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	owner = ((Form_pg_type) GETSTRUCT(tuple))->typowner;
-	ReleaseSysCache(tuple);
-	if (trust_role_trusted(owner, walk->flow_owner))
-		return false;
-	refuse(walk, owner, psprintf("type %s", format_type_be(type)));
-	return true;
-}
-
-static bool
-relation_untrusted(TrustWalk *walk, Oid relid, const char *what)
-{
-	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	if (trust_role_trusted(owner, walk->flow_owner))
-		return false;
-	/* its policies, and a sink's triggers and defaults, are the owner's code */
-	refuse(walk, owner, psprintf("%s %s", what,
-								 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-															get_rel_name(relid))));
-	return true;
+	return object_untrusted((TrustWalk *) context, PROCOID, funcid, NULL);
 }
 
 static bool
@@ -118,8 +101,9 @@ trust_walker(Node *node, TrustWalk *walk)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) node;
 
+		/* its policies are its owner's code */
 		return rte->rtekind == RTE_RELATION &&
-			relation_untrusted(walk, rte->relid, "table");
+			object_untrusted(walk, RELOID, rte->relid, "table");
 	}
 	if (IsA(node, Query))
 		return query_tree_walker((Query *) node, trust_walker, (void *) walk,
@@ -130,7 +114,7 @@ trust_walker(Node *node, TrustWalk *walk)
 	/* the types values pass through: a domain's checks are its owner's code */
 	if ((IsA(node, Var) || IsA(node, Const) || IsA(node, CoerceToDomain) ||
 		 IsA(node, RelabelType) || IsA(node, CoerceViaIO) || IsA(node, ArrayCoerceExpr)) &&
-		type_untrusted(walk, exprType(node)))
+		object_untrusted(walk, TYPEOID, exprType(node), NULL))
 		return true;
 	return expression_tree_walker(node, trust_walker, (void *) walk);
 }
@@ -149,7 +133,8 @@ trust_untrusted_relation(Oid relid, Oid flow_owner, const char *what)
 {
 	TrustWalk	walk = {flow_owner, NULL};
 
-	(void) relation_untrusted(&walk, relid, what);
+	/* a sink's triggers and defaults are its owner's code */
+	(void) object_untrusted(&walk, RELOID, relid, what);
 	return walk.untrusted;
 }
 

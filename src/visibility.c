@@ -143,6 +143,12 @@ visibility_after_utility(Node *stmt)
 		case T_DropOwnedStmt:
 			roles = true;
 			break;
+		case T_RenameStmt:
+			/* current_user in a policy: the owner's name */
+			if (((RenameStmt *) stmt)->renameType != OBJECT_ROLE)
+				return;
+			roles = true;
+			break;
 		default:
 			return;
 	}
@@ -153,14 +159,23 @@ visibility_after_utility(Node *stmt)
 	(void) recompute_flows(relids, roles);
 }
 
-void
-visibility_recheck_if_roles_changed(uint64 *seen_epoch)
+bool
+visibility_roles_changed(void)
 {
-	uint64		epoch = pool_roles_epoch();
+	uint64		seen;
 
-	if (epoch == *seen_epoch)
+	return pool_roles_epoch(&seen) != seen;
+}
+
+void
+visibility_recheck_if_roles_changed(void)
+{
+	uint64		seen;
+	uint64		epoch = pool_roles_epoch(&seen);
+
+	if (epoch == seen)
 		return;
 	if (catalog_exists())
 		(void) recompute_flows(NIL, true);
-	*seen_epoch = epoch;
+	pool_set_roles_epoch_seen(epoch);
 }

@@ -15,9 +15,13 @@
 extern void visibility_after_utility(Node *stmt);
 
 /*
- * In a worker's transaction: when roles changed since *seen_epoch (in any
- * database), the flows over tables with row-level security are recomputed.
+ * In a worker: did roles change (in any database) since this database's
+ * flows were last rechecked?  In a worker's transaction: if so, the flows
+ * over tables with row-level security are recomputed.  The database's pool
+ * keeps what it has seen, so a change made while it had no worker is
+ * rechecked by the next one (a server restart forgets: see README).
  */
-extern void visibility_recheck_if_roles_changed(uint64 *seen_epoch);
+extern bool visibility_roles_changed(void);
+extern void visibility_recheck_if_roles_changed(void);
 
 #endif							/* FLOWPG_VISIBILITY_H */

@@ -645,6 +645,8 @@ run_due_flows(long *wait_ms, bool *worked)
  */
 static TimestampTz pending_retry_at = 0;
 
+#define PENDING_SECOND_LOOK_USECS (200 * 1000)
+
 static void
 start_pending_flows(void)
 {
@@ -670,8 +672,11 @@ start_pending_flows(void)
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
-		if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() &&
-			catalog_try_lock_tables(AccessShareLock))
+		if (!OidIsValid(get_extension_oid("flowpg", true)) || !catalog_exists())
+			;
+		else if (!catalog_try_lock_tables(AccessShareLock))
+			retry = true;		/* someone changes flowpg's tables: a second later */
+		else
 		{
 			foreach(lc, pending_flow_get_all())
 			{
@@ -708,6 +713,14 @@ start_pending_flows(void)
 	MemoryContextDelete(cxt);
 	if (retry)
 		pending_retry_at = GetCurrentTimestamp() + BUSY_RETRY_USECS;
+
+	/*
+	 * A committing session asks for a pass before its invalidation messages
+	 * are out (xact callbacks run first): this pass may have found its new
+	 * table missing in a stale cache.  A second look, a moment later.
+	 */
+	else if (pass != 0)
+		pending_retry_at = GetCurrentTimestamp() + PENDING_SECOND_LOOK_USECS;
 	if (pass != 0)
 		pool_pending_pass_end(pass);
 }
@@ -716,20 +729,16 @@ start_pending_flows(void)
  * Roles changed somewhere in the server (visibility.c): this database's
  * flows over tables with row-level security are recomputed.
  */
-static uint64 seen_roles_epoch = 0;
-
 static void
 recheck_visibility(void)
 {
-	if (pool_roles_epoch() == seen_roles_epoch)
+	if (!visibility_roles_changed())
 		return;
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (!OidIsValid(get_extension_oid("flowpg", true)))
-		seen_roles_epoch = pool_roles_epoch();
-	else if (catalog_try_lock_tables(RowExclusiveLock))
-		visibility_recheck_if_roles_changed(&seen_roles_epoch);
+	if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_try_lock_tables(RowExclusiveLock))
+		visibility_recheck_if_roles_changed();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 }
@@ -764,7 +773,6 @@ flowpg_worker_main(Datum main_arg)
 
 	next_batching = next_stream = 0;
 	last_work = GetCurrentTimestamp();
-	seen_roles_epoch = pool_roles_epoch();
 
 	for (;;)
 	{

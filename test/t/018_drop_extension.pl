@@ -64,6 +64,7 @@ END $$} ], '>', \$wout, '2>', \$werr);
 	my ($rc, $out, $err) = $node->psql('flows',
 		q{SET statement_timeout = '60s'; DROP EXTENSION flowpg CASCADE});
 	$writer->finish;
+	is($werr, '', "round $round: the concurrent writer was not hurt either");
 	is($rc, 0, "round $round: DROP EXTENSION flowpg CASCADE succeeds") or diag($err);
 	is($node->safe_psql('flows',
 			q{SELECT count(*) FROM pg_extension WHERE extname = 'flowpg'}),
