@@ -203,7 +203,7 @@ restore_missing(FlowEntry *entry)
 	if (untrusted == NULL)
 		untrusted = trust_untrusted_relation(entry->sink_relid, entry->owner, "sink table");
 	if (untrusted)
-		return psprintf("objects whose owners can act as role %s (%s)",
+		return psprintf("objects whose owners can act as role %s (%s), or once its owner re-creates it with or_replace, vetting them",
 						GetUserNameFromId(entry->owner, false), untrusted);
 
 	flow_enter(&identity, entry->owner, NULL, false);
