@@ -879,15 +879,11 @@ put_row(ReturnSetInfo *rsinfo, const char *flow_name, const char *result,
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/*
- * The tables the query names: those that do not exist (search_path as
- * now), and the OIDs of those that do.
- */
+/* The tables the query names that do not exist (search_path as now). */
 typedef struct SourcesContext
 {
 	List	   *ctes;			/* WITH names in scope */
 	List	   *missing;		/* names */
-	List	   *found;			/* OIDs */
 } SourcesContext;
 
 static bool
@@ -926,9 +922,7 @@ sources_walker(Node *node, SourcesContext *cxt)
 				if (strcmp(lfirst(lc), rv->relname) == 0)
 					return false;
 		relid = RangeVarGetRelid(rv, NoLock, true);
-		if (OidIsValid(relid))
-			cxt->found = list_append_unique_oid(cxt->found, relid);
-		else
+		if (!OidIsValid(relid))
 			cxt->missing = lappend(cxt->missing,
 								   rv->schemaname ? psprintf("%s.%s", rv->schemaname, rv->relname) :
 								   rv->relname);
@@ -937,11 +931,11 @@ sources_walker(Node *node, SourcesContext *cxt)
 	return raw_expression_tree_walker(node, sources_walker, (void *) cxt);
 }
 
-/* The missing tables as a list for messages, NULL when none; *found the others. */
+/* The missing tables as a list for messages, NULL when none. */
 static char *
-find_sources(Parser *p, const char *query, int query_start, List **found)
+find_missing_sources(Parser *p, const char *query, int query_start)
 {
-	SourcesContext cxt = {NIL, NIL, NIL};
+	SourcesContext cxt = {NIL, NIL};
 	List	   *raw;
 	StringInfoData buf;
 	ListCell   *lc;
@@ -955,7 +949,6 @@ find_sources(Parser *p, const char *query, int query_start, List **found)
 	/* anything but one SELECT: the planner says what is wrong */
 	if (list_length(raw) == 1 && IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt))
 		(void) sources_walker(linitial_node(RawStmt, raw)->stmt, &cxt);
-	*found = cxt.found;
 	if (cxt.missing == NIL)
 		return NULL;
 	initStringInfo(&buf);
@@ -985,7 +978,6 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	FlowEntry  *existing;
 	FlowCreated outcome;
 	char	   *missing;
-	List	   *found;
 
 	catalog_lock_flow_name(s->flow_name);
 	/* another session may have started it while we waited for the lock */
@@ -993,7 +985,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 		return false;
 	existing = catalog_get_by_name(s->flow_name);
 	pending = starting_pending ? NULL : pending_flow_get(s->flow_name);
-	missing = find_sources(p, query, s->query_start, &found);
+	missing = find_missing_sources(p, query, s->query_start);
 
 	if (missing)
 	{

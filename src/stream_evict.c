@@ -170,6 +170,7 @@ evict_for_memory(StreamFlow *flow)
 		give_up_all(flow);
 		return;
 	}
+	sh->degraded_at = GetCurrentTimestamp();	/* loaded whole again once memory frees */
 	if (!sh->has_watermark || end > sh->watermark_time)
 	{
 		sh->has_watermark = true;

@@ -32,7 +32,7 @@ typedef struct FlowShared
 	dsa_pointer store;			/* its groups; invalid until loaded, or given up */
 	bool		loaded;
 	bool		degraded;		/* state given up for memory: recomputed instead */
-	TimestampTz degraded_at;
+	TimestampTz degraded_at;	/* when state (all, or windows) was last given up */
 	int			degrades;		/* in a row: the wait before loading again grows */
 
 	/* windows below these are not in the state */

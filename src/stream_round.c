@@ -457,8 +457,8 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 */
 	if (queue_take_reset(flow->flow_id) && sh->loaded)
 		reset_state(flow);
-	/* given up for memory: incremental again once half of it is free */
-	else if (sh->degraded && shmem_state_has_room(MyDatabaseId) &&
+	/* state given up for memory (all, or older windows): whole again once half of it is free */
+	else if ((sh->degraded || sh->has_watermark) && shmem_state_has_room(MyDatabaseId) &&
 			 GetCurrentTimestamp() - sh->degraded_at >= degraded_retry(sh))
 		reset_state(flow);
 
@@ -919,7 +919,7 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	if (flush_request != 0 || !sh->loaded || sh->touched || sh->evict_requested)
 		return ROUND_WORK;
 	/* given up for memory: a round loads it again once there is room (flow_round) */
-	if (sh->degraded)
+	if (sh->degraded || sh->has_watermark)
 	{
 		if (now - sh->degraded_at >= degraded_retry(sh) && shmem_state_has_room(MyDatabaseId))
 			return ROUND_WORK;
