@@ -28,6 +28,7 @@
 #include "common/hashfn.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/rel.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
@@ -161,7 +162,8 @@ collect_columns(BuildContext *cxt)
 
 		vars = lcons(tv, vars);
 	}
-	graph->col_names = palloc(sizeof(char *) * Max(list_length(vars), 1));
+	graph->col_attnos = palloc(sizeof(AttrNumber) * Max(list_length(vars), 1));
+	graph->source_relid = rte->relid;
 	graph->ncols = 0;
 	foreach(lc, vars)
 	{
@@ -172,7 +174,7 @@ collect_columns(BuildContext *cxt)
 		if (cxt->compact[var->varattno] != 0)
 			continue;
 		cxt->compact[var->varattno] = ++graph->ncols;
-		graph->col_names[graph->ncols - 1] = get_attname(rte->relid, var->varattno, false);
+		graph->col_attnos[graph->ncols - 1] = var->varattno;
 	}
 	graph->row_desc = CreateTemplateTupleDesc(Max(graph->ncols, 1));
 	for (int a = 1; a <= cxt->maxattno; a++)
@@ -389,24 +391,39 @@ graph_free(StreamGraph *graph)
 	MemoryContextDelete(graph->memory);
 }
 
+/*
+ * Where each column the graph reads is in rel's rows: the flow's source
+ * table by number; a partition or an inheritance child, whose numbers may
+ * differ, by the source column's current name (as PostgreSQL maps a
+ * partition's columns to its parent's).
+ */
 AttrNumber *
-graph_column_map(StreamGraph *graph, TupleDesc source_desc)
+graph_column_map(StreamGraph *graph, Relation rel)
 {
+	TupleDesc	source_desc = RelationGetDescr(rel);
 	AttrNumber *map = MemoryContextAlloc(graph->memory,
 										 sizeof(AttrNumber) * Max(graph->ncols, 1));
 
 	for (int c = 0; c < graph->ncols; c++)
 	{
+		char	   *name;
+
+		if (RelationGetRelid(rel) == graph->source_relid)
+		{
+			map[c] = graph->col_attnos[c];
+			continue;
+		}
+		name = get_attname(graph->source_relid, graph->col_attnos[c], false);
 		map[c] = InvalidAttrNumber;
 		for (int a = 0; a < source_desc->natts; a++)
 		{
 			Form_pg_attribute attr = TupleDescAttr(source_desc, a);
 
-			if (!attr->attisdropped && strcmp(NameStr(attr->attname), graph->col_names[c]) == 0)
+			if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
 				map[c] = attr->attnum;
 		}
 		if (map[c] == InvalidAttrNumber)
-			elog(ERROR, "flowpg: source column \"%s\" is missing", graph->col_names[c]);
+			elog(ERROR, "flowpg: source column \"%s\" is missing", name);
 	}
 	return map;
 }

@@ -10,6 +10,8 @@
 #ifndef FLOWPG_OPERATOR_H
 #define FLOWPG_OPERATOR_H
 
+#include "utils/relcache.h"
+
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
 
@@ -86,9 +88,14 @@ typedef struct StreamGraph
 	FlowPlan   *plan;
 	MemoryContext memory;		/* the graph and its compiled expressions */
 
-	/* the source columns read, in the compact row the expressions see */
+	/*
+	 * The source columns read, in the compact row the expressions see: by
+	 * attribute number of the flow's source table (never by name, which a
+	 * rename changes under a cached graph).
+	 */
 	int			ncols;
-	char	  **col_names;
+	Oid			source_relid;
+	AttrNumber *col_attnos;
 	TupleDesc	row_desc;
 	int			time_col;		/* its index in the row, -1 without a window */
 	Oid			time_type;
@@ -152,7 +159,7 @@ extern void graph_load_row(StreamGraph *graph, TupleTableSlot *source,
 						   AttrNumber *column_map);
 
 /* The source attribute of each graph column in one table (by name). */
-extern AttrNumber *graph_column_map(StreamGraph *graph, TupleDesc source_desc);
+extern AttrNumber *graph_column_map(StreamGraph *graph, Relation rel);
 
 /*
  * Runs the row in the row slot through filter, keys and transition

@@ -237,7 +237,7 @@ relation_map(GraphCacheEntry *entry, Relation rel)
 	old = MemoryContextSwitchTo(graph_cache_memory);
 	rm = palloc(sizeof(RelationMap));
 	rm->relid = RelationGetRelid(rel);
-	rm->map = graph_column_map(entry->graph, RelationGetDescr(rel));
+	rm->map = graph_column_map(entry->graph, rel);
 	entry->maps = lappend(entry->maps, rm);
 	MemoryContextSwitchTo(old);
 	return rm->map;

@@ -138,7 +138,6 @@ load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
 {
 	StreamGraph *graph = flow->graph;
 	Query	   *query = copyObject(plan->query);
-	RangeTblEntry *rte = linitial_node(RangeTblEntry, query->rtable);
 	List	   *tlist = NIL;
 	SPIPlanPtr	spiplan;
 	Portal		portal;
@@ -147,11 +146,12 @@ load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
 	for (int c = 0; c < graph->ncols; c++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(graph->row_desc, c);
-		Var		   *var = makeVar(1, get_attnum(rte->relid, graph->col_names[c]),
+		/* by number: the column may have been renamed since the graph was built */
+		Var		   *var = makeVar(1, graph->col_attnos[c],
 								  attr->atttypid, attr->atttypmod, attr->attcollation, 0);
 
 		tlist = lappend(tlist, makeTargetEntry((Expr *) var, c + 1,
-											   pstrdup(graph->col_names[c]), false));
+											   psprintf("c%d", c + 1), false));
 	}
 	if (tlist == NIL)
 		tlist = list_make1(makeTargetEntry((Expr *) makeBoolConst(true, false), 1,
