@@ -39,6 +39,7 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
+#include "trust.h"
 #include "settings.h"
 
 /* Lock tag class (field 4) of flow name locks; user advisory locks use 1 and 2. */
@@ -643,18 +644,12 @@ catalog_delete(int64 flow_id)
 void
 catalog_check_may_drop(Oid owner, const char *flow_name)
 {
-	HeapTuple	tuple;
-	Oid			dba = InvalidOid;
+	Oid			dba;
 
 	if (has_privs_of_role(GetUserId(), owner))
 		return;
 	/* the database's owner may drop any flow: no role can squat a name for good */
-	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
-	if (HeapTupleIsValid(tuple))
-	{
-		dba = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
-		ReleaseSysCache(tuple);
-	}
+	dba = trust_database_owner();
 	if (OidIsValid(dba) && has_privs_of_role(GetUserId(), dba))
 		return;
 	ereport(ERROR,

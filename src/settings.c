@@ -397,21 +397,6 @@ untrusted_creator(Oid role, Oid owner)
 	return !trust_role_trusted(role, owner);
 }
 
-/* The role a schema owner of pg_database_owner stands for: the database's owner. */
-static Oid
-database_owner(void)
-{
-	HeapTuple	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
-	Oid			owner = InvalidOid;
-
-	if (HeapTupleIsValid(tuple))
-	{
-		owner = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
-		ReleaseSysCache(tuple);
-	}
-	return owner;
-}
-
 void
 settings_warn_unsafe_search_path(Oid owner)
 {
@@ -435,7 +420,7 @@ settings_warn_unsafe_search_path(Oid owner)
 		nsp = (Form_pg_namespace) GETSTRUCT(tuple);
 		{
 			Oid			nspowner = nsp->nspowner == ROLE_PG_DATABASE_OWNER ?
-				database_owner() : nsp->nspowner;
+				trust_database_owner() : nsp->nspowner;
 
 			if (OidIsValid(nspowner) && untrusted_creator(nspowner, owner))
 				other = GetUserNameFromId(nspowner, false);
@@ -457,7 +442,7 @@ settings_warn_unsafe_search_path(Oid owner)
 				else
 				{
 					if (grantee == ROLE_PG_DATABASE_OWNER)
-						grantee = database_owner();
+						grantee = trust_database_owner();
 					if (OidIsValid(grantee) && untrusted_creator(grantee, owner))
 						other = GetUserNameFromId(grantee, false);
 				}

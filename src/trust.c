@@ -25,6 +25,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -41,6 +42,20 @@ bool
 trust_role_trusted(Oid object_owner, Oid flow_owner)
 {
 	return has_privs_of_role(object_owner, flow_owner);
+}
+
+Oid
+trust_database_owner(void)
+{
+	HeapTuple	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	Oid			owner = InvalidOid;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		owner = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
+		ReleaseSysCache(tuple);
+	}
+	return owner;
 }
 
 typedef struct TrustWalk

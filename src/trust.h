@@ -14,6 +14,9 @@
 /* Can object_owner's code run as flow_owner?  Only if it can act as flow_owner. */
 extern bool trust_role_trusted(Oid object_owner, Oid flow_owner);
 
+/* The current database's owner (what pg_database_owner stands for). */
+extern Oid	trust_database_owner(void);
+
 /*
  * The first object of the analysed query (a table, function, cast, type)
  * whose owner is not trusted, described for a message; NULL if none.

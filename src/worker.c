@@ -667,16 +667,16 @@ start_pending_flows(void)
 	{
 		List	   *names = NIL;
 		ListCell   *lc;
+		bool		installed;
 
 		started = false;
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
-		if (!OidIsValid(get_extension_oid("flowpg", true)) || !catalog_exists())
-			;
-		else if (!catalog_try_lock_tables(AccessShareLock))
+		installed = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists();
+		if (installed && !catalog_try_lock_tables(AccessShareLock))
 			retry = true;		/* someone changes flowpg's tables: a second later */
-		else
+		else if (installed)
 		{
 			foreach(lc, pending_flow_get_all())
 			{
