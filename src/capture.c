@@ -37,6 +37,7 @@
 #include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
@@ -649,6 +650,15 @@ capture_remove_if_unused(Oid relid)
 {
 	ListCell   *lc;
 
+	/*
+	 * The lock first, the decision after: a create_flow in progress on the
+	 * table holds this lock (self-conflicting) from before it found our
+	 * triggers and skipped installing them until it commits, and the
+	 * catalog is read with the latest snapshot -- so its flow is seen.
+	 */
+	if (get_rel_name(relid) == NULL)
+		return;
+	LockRelationOid(relid, ShareRowExclusiveLock);
 	if (get_rel_name(relid) == NULL || capture_table_has_flows(relid))
 		return;
 	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
@@ -693,6 +703,10 @@ capture_sweep(void)
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	foreach(lc, tables)
-		if (!capture_table_has_flows(lfirst_oid(lc)))
+	{
+		/* locked before deciding, as in capture_remove_if_unused */
+		LockRelationOid(lfirst_oid(lc), ShareRowExclusiveLock);
+		if (get_rel_name(lfirst_oid(lc)) != NULL && !capture_table_has_flows(lfirst_oid(lc)))
 			remove_from(lfirst_oid(lc));
+	}
 }

@@ -67,15 +67,27 @@ relcache_callback(Datum arg, Oid relid)
 		dirty_log_relid = InvalidOid;
 }
 
+/*
+ * Called from _PG_init, so that the commit callback exists before any other
+ * PRE_COMMIT callback appends to the log: one registered while callbacks are
+ * being called would miss this commit, and its worker would learn of the
+ * entry only at its next periodic look.  Also called on first use, for a
+ * backend that loaded flowpg late.
+ */
+void
+dirty_log_register_callbacks(void)
+{
+	if (callback_registered)
+		return;
+	RegisterXactCallback(dirty_log_xact_callback, NULL);
+	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
+	callback_registered = true;
+}
+
 static Oid
 get_dirty_log_relid(void)
 {
-	if (!callback_registered)
-	{
-		RegisterXactCallback(dirty_log_xact_callback, NULL);
-		CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
-		callback_registered = true;
-	}
+	dirty_log_register_callbacks();
 	if (!OidIsValid(dirty_log_relid))
 		dirty_log_relid = get_relname_relid("dirty_log", get_namespace_oid("flowpg", false));
 	if (!OidIsValid(dirty_log_relid))

@@ -28,6 +28,7 @@
 #include "pool.h"
 #include "shmem.h"
 #include "stream_state.h"
+#include "dirty_log.h"
 #include "worker.h"
 
 PG_MODULE_MAGIC;
@@ -62,7 +63,10 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 	visibility_after_utility(stmt);
 	/* its files are gone: so are its flows' queues and state */
 	if (OidIsValid(dropped_db) && loaded_at_startup)
+	{
 		stream_forget_database(dropped_db);
+		pool_forget_database(dropped_db);
+	}
 }
 
 void
@@ -82,6 +86,9 @@ _PG_init(void)
 
 	shmem_install_hooks();
 	worker_register();
+	/* every backend inherits them; see dirty_log_register_callbacks */
+	dirty_log_register_callbacks();
+	pool_register_callbacks();
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = flowpg_process_utility;
 }

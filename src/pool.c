@@ -77,6 +77,7 @@ typedef struct FlowpgShared
 
 static FlowpgShared *shared = NULL;
 static DatabaseSlot *database_slot(Oid dboid, bool create);
+static int	pool_alive(DatabaseSlot *slot);
 static PoolWorker *my_place = NULL; /* this worker's place in its pool */
 static DatabaseSlot *my_slot = NULL;
 
@@ -175,12 +176,56 @@ database_slot(Oid dboid, bool create)
 	for (int i = 0; i < shared->nslots; i++)
 		if (shared->slots[i].dboid == dboid)
 			return &shared->slots[i];
-	if (!create || shared->nslots == MAX_DATABASES)
+	if (!create)
 		return NULL;
-	slot = &shared->slots[shared->nslots++];
+	for (int i = 0; i < shared->nslots; i++)
+		if (shared->slots[i].dboid == InvalidOid)
+		{
+			slot = &shared->slots[i];
+			memset(slot, 0, sizeof(DatabaseSlot));
+			slot->dboid = dboid;
+			return slot;
+		}
+	if (shared->nslots < MAX_DATABASES)
+		slot = &shared->slots[shared->nslots++];
+	else
+	{
+		/*
+		 * Full (databases dropped without this server's hook seeing it, or
+		 * more databases than slots): the slot idle the longest, with no
+		 * worker and none wanted, is given up; its database, if it still
+		 * exists, gets a new one when it asks again.
+		 */
+		slot = NULL;
+		for (int i = 0; i < shared->nslots; i++)
+		{
+			DatabaseSlot *s = &shared->slots[i];
+
+			if (pool_alive(s) == 0 && !s->wanted && s->idle_since != 0 &&
+				(slot == NULL || s->idle_since < slot->idle_since))
+				slot = s;
+		}
+		if (slot == NULL)
+			return NULL;
+	}
 	memset(slot, 0, sizeof(DatabaseSlot));
 	slot->dboid = dboid;
 	return slot;
+}
+
+/* DROP DATABASE succeeded: its slot is free (its workers left before it). */
+void
+pool_forget_database(Oid dboid)
+{
+	DatabaseSlot *slot;
+
+	if (shared == NULL)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	slot = database_slot(dboid, false);
+	if (slot && pool_alive(slot) == 0)
+		memset(slot, 0, sizeof(DatabaseSlot));	/* dboid invalid: a free slot */
+	SpinLockRelease(&shared->mutex);
 }
 
 static int
@@ -232,26 +277,28 @@ request_xact_callback(XactEvent event, void *arg)
 		request_at_commit = pending_check_at_commit = false;
 }
 
+/* From _PG_init, as the dirty log's (dirty_log_register_callbacks); and on first use. */
+void
+pool_register_callbacks(void)
+{
+	if (xact_callback_registered)
+		return;
+	RegisterXactCallback(request_xact_callback, NULL);
+	xact_callback_registered = true;
+}
+
 void
 worker_request(Oid dboid)
 {
 	Assert(dboid == MyDatabaseId);
-	if (!xact_callback_registered)
-	{
-		RegisterXactCallback(request_xact_callback, NULL);
-		xact_callback_registered = true;
-	}
+	pool_register_callbacks();
 	request_at_commit = true;
 }
 
 void
 worker_note_roles_changed_at_commit(void)
 {
-	if (!xact_callback_registered)
-	{
-		RegisterXactCallback(request_xact_callback, NULL);
-		xact_callback_registered = true;
-	}
+	pool_register_callbacks();
 	roles_changed_at_commit = true;
 }
 

@@ -19,11 +19,17 @@
 extern void worker_shmem_request(void);
 extern void worker_shmem_startup(void);
 
+/* Commit callbacks, registered before any other can run (from _PG_init). */
+extern void pool_register_callbacks(void);
+
 /*
  * Asks the launcher to make sure this database has a running worker, when
  * the current transaction commits.
  */
 extern void worker_request(Oid dboid);
+
+/* DROP DATABASE committed: the database's slot in the pool is free. */
+extern void pool_forget_database(Oid dboid);
 
 /*
  * Pending flows may start now (a table was created, a right granted): a

@@ -7,13 +7,17 @@
  * streaming flow of the table.  Each row goes once through the flow's
  * operator graph (filter, group key, window, transition functions) into a
  * partial hash table of the current subtransaction level, in backend
- * memory.  A released savepoint merges its partials into its parent's
- * (combine functions), a rolled-back one throws them away.
+ * memory.  A released savepoint hands its partials to its parent, a
+ * rolled-back one throws them away.
  *
- * At XACT_EVENT_PRE_COMMIT / PRE_PREPARE the partials are serialized and
- * appended to the flows' queues in shared memory, tagged with the top-level
- * xid; the worker applies a batch once that xid has committed and drops it
- * if it aborted, so nothing uncommitted reaches a sink.  When a queue has
+ * At XACT_EVENT_PRE_COMMIT / PRE_PREPARE the partials of released
+ * savepoints are combined (combine functions) and all are serialized, in a
+ * subtransaction, since both may run the flow owner's code: an error there
+ * sends the flow's windows to the dirty log instead of failing the commit.
+ * Then they are appended to the flows' queues in shared memory, tagged
+ * with the top-level xid; the worker applies a batch once that xid has
+ * committed and drops it if it aborted, so nothing uncommitted reaches a
+ * sink.  When a queue has
  * no room even after a short wait, the windows the partial touched are
  * written to the dirty log instead -- in this same transaction -- and the
  * worker recomputes them: slower, never wrong, and the user's transaction
@@ -34,6 +38,7 @@
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
@@ -93,6 +98,15 @@ typedef struct FlowPartial
 	bool		overflow_whole; /* rows without a time, or no window */
 	int64		time_lo;
 	int64		time_hi;
+
+	/*
+	 * Partials of released savepoints, not combined into this one yet: the
+	 * combine function is the flow owner's code, which must not fail the
+	 * writer's RELEASE (no subtransaction can run there), so it runs at
+	 * commit, guarded (ship_partials).
+	 */
+	List	   *unmerged;
+	int64		unmerged_groups;	/* their groups, counted twice when shared */
 } FlowPartial;
 
 typedef struct PartialLevel
@@ -351,7 +365,10 @@ start_overflow(FlowPartial *partial)
 	StreamGraph *graph = partial->graph;
 	GroupIterator iter = {0};
 	FlowGroup  *group;
+	ListCell   *lc;
 
+	if (partial->overflow)
+		return;
 	partial->overflow = true;
 	partial->overflow_whole = graph->time_col < 0;
 	if (!graph->plan->is_aggregate)
@@ -368,6 +385,18 @@ start_overflow(FlowPartial *partial)
 	}
 	group_table_free(partial->groups);
 	partial->groups = NULL;
+	/* released savepoints' partials not combined yet: their time ranges too */
+	foreach(lc, partial->unmerged)
+	{
+		FlowPartial *child = lfirst(lc);
+
+		start_overflow(child);
+		partial->overflow_whole |= child->overflow_whole;
+		partial->time_lo = Min(partial->time_lo, child->time_lo);
+		partial->time_hi = Max(partial->time_hi, child->time_hi);
+	}
+	partial->unmerged = NIL;
+	partial->unmerged_groups = 0;
 }
 
 /* One source row in slot through the graph into the partial. */
@@ -495,6 +524,27 @@ capture_call(void *arg)
 					call->level);
 }
 
+/* The writer's warning that a flow's own code failed on its rows. */
+static void
+report_flow_error(int64 flow_id, ErrorData *edata)
+{
+	FlowEntry  *flow = catalog_get_by_id(flow_id);
+
+	/* the error may quote data or names the writer may not see: only to its owner */
+	if (flow && has_privs_of_role(GetUserId(), flow->owner))
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("streaming flow \"%s\" could not take the new rows: %s",
+						flow->flow_name, edata->message),
+				 errdetail("The flow is recomputed from its source instead.")));
+	else
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("streaming flow \"%s\" could not take the new rows",
+						flow ? flow->flow_name : "?"),
+				 errdetail("The flow is recomputed from its source instead; its owner finds the error in flowpg.flow_errors.")));
+}
+
 static void
 capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows,
 				TupleTableSlot *one_row)
@@ -502,7 +552,6 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	CaptureCall call = {flow_id, version, rel, rows, one_row, NULL};
 	ErrorData  *edata;
 	ListCell   *lc;
-	FlowEntry  *flow;
 	MemoryContext old;
 	int64	   *id;
 
@@ -539,20 +588,7 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	*id = flow_id;
 	call.level->failed = lappend(call.level->failed, id);
 	MemoryContextSwitchTo(old);
-	flow = catalog_get_by_id(flow_id);
-	/* the error may quote data or names the writer may not see: only to its owner */
-	if (flow && has_privs_of_role(GetUserId(), flow->owner))
-		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg("streaming flow \"%s\" could not take the new rows: %s",
-						flow->flow_name, edata->message),
-				 errdetail("The flow is recomputed from its source instead.")));
-	else
-		ereport(WARNING,
-				(errcode(ERRCODE_WARNING),
-				 errmsg("streaming flow \"%s\" could not take the new rows",
-						flow ? flow->flow_name : "?"),
-				 errdetail("The flow is recomputed from its source instead; its owner finds the error in flowpg.flow_errors.")));
+	report_flow_error(flow_id, edata);
 	FreeErrorData(edata);
 }
 
@@ -576,8 +612,6 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 	FlowPartial *into = NULL;
 	ListCell   *lc;
 	StreamGraph *graph = child->graph;
-	GroupIterator iter = {0};
-	FlowGroup *group;
 
 	foreach(lc, parent->flows)
 		if (((FlowPartial *) lfirst(lc))->flow_id == child->flow_id)
@@ -619,26 +653,57 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 		into->nrows_out += child->nrows_out;
 		return;
 	}
-	while ((group = group_table_next(child->groups, &iter)) != NULL)
+	/* combined at commit (combine_unmerged); the child's memory lives on */
 	{
-		FlowGroup *target;
+		MemoryContext old = MemoryContextSwitchTo(parent->memory);
 
-		if (graph->nkeys > 0)
-			group_load_key(graph, group);
-		target = group_lookup(graph, into->groups, true);
-		target->time_lo = Min(target->time_lo, group->time_lo);
-		target->time_hi = Max(target->time_hi, group->time_hi);
-		for (int i = 0; i < graph->naggs; i++)
-		{
-			AggTrans	from = group_get_trans(group, graph->naggs, i);
-			AggTrans	to = group_get_trans(target, graph->naggs, i);
-
-			agg_combine(into->groups->aggcxt, &graph->aggs[i], &to,
-						from.value, from.isnull || from.noinit, false);
-			group_put_trans(target, graph->naggs, i, &to);
-		}
-		ResetExprContext(graph->econtext);
+		into->unmerged = lappend(into->unmerged, child);
+		into->unmerged = list_concat(into->unmerged, child->unmerged);
+		into->unmerged_groups += child->groups->ngroups + child->unmerged_groups;
+		child->unmerged = NIL;
+		MemoryContextSwitchTo(old);
 	}
+	/* bounded as one partial is (accumulate_row) */
+	if (into->groups->ngroups + into->unmerged_groups > overflow_groups())
+		start_overflow(into);
+}
+
+/* Combines the partials of released savepoints into the flow's partial. */
+static void
+combine_unmerged(FlowPartial *partial)
+{
+	StreamGraph *graph = partial->graph;
+	ListCell   *lc;
+
+	foreach(lc, partial->unmerged)
+	{
+		FlowPartial *child = lfirst(lc);
+		GroupIterator iter = {0};
+		FlowGroup  *group;
+
+		while ((group = group_table_next(child->groups, &iter)) != NULL)
+		{
+			FlowGroup  *target;
+
+			if (graph->nkeys > 0)
+				group_load_key(graph, group);
+			target = group_lookup(graph, partial->groups, true);
+			target->time_lo = Min(target->time_lo, group->time_lo);
+			target->time_hi = Max(target->time_hi, group->time_hi);
+			for (int i = 0; i < graph->naggs; i++)
+			{
+				AggTrans	from = group_get_trans(group, graph->naggs, i);
+				AggTrans	to = group_get_trans(target, graph->naggs, i);
+
+				agg_combine(partial->groups->aggcxt, &graph->aggs[i], &to,
+							from.value, from.isnull || from.noinit, false);
+				group_put_trans(target, graph->naggs, i, &to);
+			}
+			ResetExprContext(graph->econtext);
+		}
+	}
+	partial->unmerged = NIL;
+	partial->unmerged_groups = 0;
 }
 
 static void
@@ -657,16 +722,9 @@ stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		{
 			ListCell   *lc;
 
+			/* no user code here: combining waits for the commit */
 			foreach(lc, level->flows)
-			{
-				FlowPartial *partial = lfirst(lc);
-				FlowIdentity identity;
-
-				/* combine functions are the owner's code, run as in the flow */
-				flow_enter(&identity, partial->owner, partial->settings, false);
-				merge_partial(level->parent, partial);
-				flow_leave(&identity);
-			}
+				merge_partial(level->parent, lfirst(lc));
 			/* the child's memory lives on under the parent's */
 			{
 				MemoryContext old = MemoryContextSwitchTo(level->parent->memory);
@@ -742,6 +800,69 @@ fall_back_to_dirty_log(FlowPartial *partial)
 	queue_count_fallback(partial->flow_id, 1);
 }
 
+typedef struct SerializeCall
+{
+	FlowPartial *partial;
+	StringInfo	buf;
+	int32	   *count;
+} SerializeCall;
+
+static void
+serialize_call(void *arg)
+{
+	SerializeCall *call = arg;
+	FlowIdentity identity;
+	bool		snapshot = !ActiveSnapshotSet();
+
+	/* SQL functions need a snapshot; none is active at commit */
+	if (snapshot)
+		PushActiveSnapshot(GetTransactionSnapshot());
+	flow_enter(&identity, call->partial->owner, call->partial->settings, false);
+	combine_unmerged(call->partial);
+	serialize_partial(call->partial, call->buf, call->count);
+	flow_leave(&identity);
+	if (snapshot)
+		PopActiveSnapshot();
+}
+
+/*
+ * Combines released savepoints' partials and serializes the result.  Both
+ * may run the flow owner's code (combine and serial functions), whose
+ * error must not fail the writer's commit: it runs in a subtransaction of
+ * its own, and on an error the partial's windows go to the recompute
+ * (false).  Partials that run no user code skip the subtransaction.
+ */
+static bool
+serialize_guarded(FlowPartial *partial, StringInfo buf, int32 *count)
+{
+	SerializeCall call = {partial, buf, count};
+	ErrorData  *edata;
+
+	if (partial->unmerged == NIL && !partial->graph->internal_states)
+	{
+		serialize_partial(partial, buf, count);
+		return true;
+	}
+	edata = subxact_run(serialize_call, &call);
+	if (edata == NULL)
+	{
+		/* combined past what the queue should take: the recompute instead */
+		if (partial->graph->plan->is_aggregate &&
+			partial->groups->ngroups > overflow_groups())
+		{
+			start_overflow(partial);
+			return false;
+		}
+		return true;
+	}
+	report_flow_error(partial->flow_id, edata);
+	FreeErrorData(edata);
+	partial->unmerged = NIL;	/* in whatever state the error left them */
+	start_overflow(partial);
+	partial->overflow_whole = true; /* the groups may be half combined */
+	return false;
+}
+
 static void
 ship_partials(bool prepare)
 {
@@ -757,7 +878,6 @@ ship_partials(bool prepare)
 		FlowPartial *partial = lfirst(lc);
 		StringInfoData buf;
 		int32		count;
-		FlowIdentity identity;
 		bool		wake = false;
 
 		if (partial->nrows_in == 0)
@@ -768,19 +888,11 @@ ship_partials(bool prepare)
 			continue;
 		}
 		initStringInfo(&buf);
-
-		/*
-		 * Serializing runs the flow's own code only for internal states
-		 * (serialfn): then as its owner, under its settings.
-		 */
-		if (partial->graph->internal_states)
+		if (!serialize_guarded(partial, &buf, &count))
 		{
-			flow_enter(&identity, partial->owner, partial->settings, false);
-			serialize_partial(partial, &buf, &count);
-			flow_leave(&identity);
+			fall_back_to_dirty_log(partial);
+			continue;
 		}
-		else
-			serialize_partial(partial, &buf, &count);
 		if (count == 0)
 			continue;			/* every row was filtered out */
 		/*

@@ -858,6 +858,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 			flush_request = 0;
 		round_failed(flow, edata, started, busy, refused);
 		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
+		FreeErrorData(edata);	/* in the worker's long-lived context */
 	}
 	PG_END_TRY();
 
@@ -885,7 +886,8 @@ run_one(StreamFlow *flow, int64 flush_request)
 
 /*
  * Does the flow need a round now?  *wake_ms gets when it may next need
- * one, if that is sooner.  Reads only shared memory.
+ * one, if that is sooner.  Reads only shared memory; the caller holds the
+ * flow's claim.
  */
 typedef enum RoundDue
 {
@@ -974,11 +976,19 @@ stream_run(bool *worked)
 
 		CHECK_FOR_INTERRUPTS();
 		now = GetCurrentTimestamp();
-		due = round_due(flow, now, flush_request, &wait_ms);
-		if (due == ROUND_NOT_DUE)
-			continue;
+
+		/*
+		 * The claim first: the flow's shared part and store that round_due
+		 * reads are freed by whoever claims a dropped flow (forget_flow).
+		 */
 		if (!worker_claim(flow->flow_id, false))
 			continue;			/* another worker runs it */
+		due = round_due(flow, now, flush_request, &wait_ms);
+		if (due == ROUND_NOT_DUE)
+		{
+			worker_release();
+			continue;
+		}
 		/* a periodic look does not keep an extra worker from leaving */
 		if (due == ROUND_WORK)
 			*worked = true;
