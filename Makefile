@@ -29,6 +29,7 @@ OBJS = \
 	src/dirty_log.o \
 	src/capture.o \
 	src/batch.o \
+	src/backfill.o \
 	src/stats.o \
 	src/pool.o \
 	src/worker.o \
@@ -43,7 +44,7 @@ OBJS = \
 	src/stream_refill.o \
 	src/stream_evict.o \
 	src/stream_round.o
-DATA = flowpg--0.1.sql
+DATA = flowpg--0.1.sql flowpg--0.2.sql flowpg--0.1--0.2.sql
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # The regression suites: one file per topic of the user contract.

@@ -500,6 +500,43 @@ batch_recompute_all(FlowEntry *entry)
 	return result;
 }
 
+/*
+ * Recomputes the windows holding time ordinals lo to hi (from the first
+ * window, or to the last, when not has_lo / has_hi), within expire_after.
+ * Runs in the caller's run context.
+ */
+static uint64
+refresh_ordinals(RunContext *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
+{
+	WindowRange *r = palloc0(sizeof(WindowRange));
+	List	   *ranges;
+	int64		s;
+	int64		e;
+	bool		unbounded;
+
+	r->from_beginning = true;
+	r->unbounded = true;
+	if (has_lo)
+	{
+		window_bounds(run->probe, lo, &s, &e, &unbounded);
+		r->start = s;
+		r->from_beginning = false;
+	}
+	if (has_hi)
+	{
+		window_bounds(run->probe, hi, &s, &e, &unbounded);
+		r->end = e;
+		r->unbounded = unbounded;
+	}
+	if (!r->unbounded && !r->from_beginning && r->end <= r->start)
+		return 0;
+	ranges = list_make1(r);
+	if (run->entry->expire_after)
+		ranges = batch_clip_ranges(ranges,
+								   window_expiry_cutoff(run->probe, run->entry->expire_after));
+	return ranges ? recompute(run->entry, run->plan, run->probe, ranges, false) : 0;
+}
+
 uint64
 batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 					bool has_end, Datum end)
@@ -519,44 +556,71 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 	}
 	else
 	{
-		WindowRange *r = palloc0(sizeof(WindowRange));
-		int64		s;
-		int64		e;
-		bool		unbounded;
-
-		r->from_beginning = true;
-		r->unbounded = true;
-		if (has_start)
-		{
-			window_bounds(run.probe,
-						  window_ordinal_from_timestamptz(run.plan->time_type,
-														  DatumGetTimestampTz(start)),
-						  &s, &e, &unbounded);
-			r->start = s;
-			r->from_beginning = false;
-		}
-		if (has_end)
-		{
-			/* the window holding the last value before end */
-			window_bounds(run.probe,
-						  window_ordinal_from_timestamptz(run.plan->time_type,
-														  DatumGetTimestampTz(end) - 1),
-						  &s, &e, &unbounded);
-			r->end = e;
-			r->unbounded = unbounded;
-		}
-		if (!r->unbounded && !r->from_beginning && r->end <= r->start)
-			rows = 0;
-		else
-		{
-			List	   *ranges = list_make1(r);
-
-			if (entry->expire_after)
-				ranges = batch_clip_ranges(ranges,
-									  window_expiry_cutoff(run.probe, entry->expire_after));
-			rows = ranges ? recompute(entry, run.plan, run.probe, ranges, false) : 0;
-		}
+		/* end is exclusive: the window holding the last value before it */
+		rows = refresh_ordinals(&run, has_start,
+								has_start ? window_ordinal_from_timestamptz(run.plan->time_type,
+																			DatumGetTimestampTz(start)) : 0,
+								has_end,
+								has_end ? window_ordinal_from_timestamptz(run.plan->time_type,
+																		  DatumGetTimestampTz(end) - 1) : 0);
 	}
 	run_end(&run);
 	return rows;
+}
+
+uint64
+batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int64 hi)
+{
+	RunContext	run;
+	uint64		rows;
+	List	   *ranges;
+
+	entry = lock_current_entry(entry->flow_id);
+	if (entry == NULL)
+		return 0;
+	run_begin(&run, entry);
+	if (run.probe == NULL || (!has_lo && !has_hi))
+		rows = recompute_whole(&run, &ranges);
+	else
+		rows = refresh_ordinals(&run, has_lo, lo, has_hi, hi);
+	run_end(&run);
+	return rows;
+}
+
+bool
+batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *null_times)
+{
+	RunContext	run;
+	char	   *column;
+	char	   *sql;
+	bool		lo_null;
+	bool		hi_null;
+	Datum		d;
+
+	if (!OidIsValid(entry->time_relid))
+		return false;
+	run_begin(&run, entry);
+	if (run.probe == NULL)
+	{
+		run_end(&run);
+		return false;
+	}
+	/* the column by number: its name may have changed since the flow was made */
+	column = get_attname(entry->time_relid, entry->time_attno, false);
+	sql = psprintf("SELECT min(%s), max(%s), count(*), count(*) - count(%s) FROM %s",
+				   quote_identifier(column), quote_identifier(column), quote_identifier(column),
+				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->time_relid)),
+											  get_rel_name(entry->time_relid)));
+	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "flowpg could not read the time range of flow \"%s\"", entry->flow_name);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &lo_null);
+	if (!lo_null)
+		*lo = window_datum_to_ordinal(run.plan->time_type, d);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &hi_null);
+	if (!hi_null)
+		*hi = window_datum_to_ordinal(run.plan->time_type, d);
+	*rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &hi_null));
+	*null_times = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &hi_null)) > 0;
+	run_end(&run);
+	return !lo_null;
 }

@@ -64,6 +64,21 @@ extern BatchResult batch_flush(FlowEntry *entry);
 extern uint64 batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 								  bool has_end, Datum end);
 
+/*
+ * The same over time ordinals (window.h): the windows holding lo to hi;
+ * without has_lo from the first window, without has_hi to the last.
+ */
+extern uint64 batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo,
+									 bool has_hi, int64 hi);
+
+/*
+ * The smallest and largest time ordinals of the flow's time column in its
+ * source, its number of rows and whether some have no time, as the flow's
+ * owner; false when the flow has no time window or the source no time.
+ */
+extern bool batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows,
+							  bool *null_times);
+
 /* Serializes refreshes of one flow until the end of the transaction. */
 extern void batch_lock_flow(int64 flow_id);
 extern bool batch_try_lock_flow(int64 flow_id);

@@ -25,11 +25,15 @@
 #include "commands/extension.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
+#include "catalog/indexing.h"
+#include "access/genam.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -85,7 +89,57 @@ catalog_exists(void)
  * everyone takes them (flow first, as catalog_lock_flow_name does).
  */
 static const char *const worker_tables[] = {"flow", "flow_run", "dirty_log", "flow_error",
-"pending_flow"};
+"pending_flow", "flow_backfill"};
+
+/* The version of flowpg's SQL objects in this database; NULL: not installed. */
+char *
+catalog_extension_version(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *version = NULL;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("flowpg"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = text_to_cstring(DatumGetTextPP(d));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
+}
+
+bool
+catalog_version_current(void)
+{
+	char	   *version = catalog_extension_version();
+
+	return version == NULL || strcmp(version, FLOWPG_VERSION) == 0;
+}
+
+void
+catalog_require_current_version(void)
+{
+	char	   *version = catalog_extension_version();
+
+	if (version != NULL && strcmp(version, FLOWPG_VERSION) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flowpg's objects in this database are at version %s, its library at %s",
+						version, FLOWPG_VERSION),
+				 errdetail("Changes to the flows' sources are captured meanwhile; no flow is refreshed or changed until the update."),
+				 errhint("Run ALTER EXTENSION flowpg UPDATE.")));
+}
 
 bool
 catalog_try_lock_tables(LOCKMODE mode)

@@ -46,8 +46,20 @@ typedef struct FlowEntry
 extern bool catalog_exists(void);
 
 /*
+ * The version of the SQL objects this library works with.  A database
+ * still at an older one (the library was upgraded, ALTER EXTENSION flowpg
+ * UPDATE not run yet) keeps capturing -- the capture triggers and the dirty
+ * log are the same -- but its worker waits and flowpg's functions refuse
+ * (catalog_require_current_version) until the update.
+ */
+#define FLOWPG_VERSION "0.2"
+extern char *catalog_extension_version(void);
+extern bool catalog_version_current(void);
+extern void catalog_require_current_version(void);
+
+/*
  * Lock order of flowpg's own tables: flow, flow_run, dirty_log, flow_error,
- * pending_flow.  A worker takes them all at the start of each of its
+ * pending_flow, flow_backfill.  A worker takes them all at the start of each of its
  * transactions, and only when free (AccessShareLock for a poll,
  * RowExclusiveLock for a run): it then never waits for one of them while
  * holding another, so DROP EXTENSION, which locks them one by one in an

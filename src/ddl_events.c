@@ -51,6 +51,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "backfill.h"
 #include "capture.h"
 #include "dirty_log.h"
 #include "catalog.h"
@@ -111,6 +112,7 @@ ddl_remove_flow(FlowEntry *entry)
 	catalog_delete(entry->flow_id);
 	dirty_log_forget(entry->flow_id);
 	stats_forget(entry->flow_id);
+	backfill_forget(entry->flow_id);
 	deps_drop(entry);
 	foreach(lc, entry->source_relids)
 		capture_remove_if_unused(lfirst_oid(lc));

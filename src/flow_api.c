@@ -35,6 +35,7 @@
 #include "access/xact.h"
 #include "storage/lmgr.h"
 
+#include "backfill.h"
 #include "batch.h"
 #include "capture.h"
 #include "dirty_log.h"
@@ -256,6 +257,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	ListCell   *lc;
 
 	flowpg_require_preload();
+	catalog_require_current_version();
 	if (or_replace && if_not_exists)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -266,11 +268,6 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 				 errmsg("flow name \"%s\" is too long", flow_name),
 				 errdetail("Flow names have at most %d bytes.", NAMEDATALEN - 1)));
 	requested = flow_mode_from_name(def->mode_name);
-	if (backfill && IsolationUsesXactSnapshot())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("create_flow with backfill must run in a READ COMMITTED transaction"),
-				 errdetail("The backfill must see every change committed before the flow's triggers exist.")));
 
 	catalog_lock_flow_name(flow_name);
 	existing = catalog_get_by_name(flow_name);
@@ -351,8 +348,9 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 
 	/*
 	 * Capture from now on.  The lock waits for writers in progress and keeps
-	 * new ones out until this transaction ends, so a change is either in the
-	 * backfill's snapshot (taken after the lock) or in the dirty log.
+	 * new ones out until this transaction ends, so a change is either
+	 * captured or committed before this transaction: then the backfill,
+	 * whose snapshots are all taken after it committed, sees it.
 	 */
 	foreach(lc, plan->source_relids)
 	{
@@ -365,10 +363,14 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	sink_install_guard(entry->sink_relid);
 	if (existing && existing->sink_relid != entry->sink_relid)
 		sink_remove_guard(existing->sink_relid);
+	/* online: the worker computes the sink in pieces after the commit (backfill.c) */
 	if (backfill)
-		(void) batch_refresh_range(entry, false, 0, false, 0);
+		backfill_begin(entry->flow_id);
 	else if (existing)
+	{
+		backfill_forget(entry->flow_id);	/* the old definition's */
 		dirty_log_append(entry->flow_id, true, 0, 0, 0);	/* the old rows are stale */
+	}
 	/* EVAL INTERVAL: the first tick after now, a multiple of it since the epoch */
 	if (eval_interval)
 		stats_set_next_run(entry->flow_id, eval_tick_after(eval_interval, GetCurrentTimestamp()));
@@ -394,6 +396,7 @@ flow_drop(const char *flow_name, bool if_exists)
 {
 	FlowEntry  *entry;
 
+	catalog_require_current_version();
 	catalog_lock_flow_name(flow_name);
 	entry = catalog_get_by_name(flow_name);
 	if (entry == NULL)
@@ -625,7 +628,10 @@ wait_for_pending_start(const char *flow_name)
 static FlowEntry *
 owned_flow(const char *flow_name)
 {
-	FlowEntry  *entry = catalog_get_by_name(flow_name);
+	FlowEntry  *entry;
+
+	catalog_require_current_version();
+	entry = catalog_get_by_name(flow_name);
 
 	if (entry == NULL)
 		entry = wait_for_pending_start(flow_name);
@@ -666,6 +672,7 @@ flow_flush(const char *flow_name)
 	{
 		int64		rows;
 		FlushOutcome outcome = FLUSH_NO_WORKER;
+		bool		backfilling;
 
 		/* a replacement or drop in progress decides what there is to flush */
 		batch_wait_for_flow(entry->flow_id);
@@ -683,7 +690,8 @@ flow_flush(const char *flow_name)
 		 * wait for us: a deadlock no detector sees).  Those cases, and a
 		 * worker found waiting for us meanwhile, flush here instead.
 		 */
-		if (flowpg_enabled && !entry->written_here &&
+		backfilling = backfill_pending(entry->flow_id);
+		if (flowpg_enabled && !entry->written_here && !backfilling &&
 			!stream_capture_changed(entry->flow_id) &&
 			!batch_caller_holds_flow_locks(entry))
 			outcome = queue_flush_and_wait(entry->flow_id, &rows);
@@ -705,19 +713,31 @@ flow_flush(const char *flow_name)
 
 		/*
 		 * No worker to ask (disabled, the flow is not committed yet, or the
-		 * worker would wait for us): the sink is recomputed here; the
-		 * worker's state, reloaded from the source, agrees with it.
+		 * worker would wait for us), or a backfill to complete: the sink is
+		 * recomputed here; the worker's state, reloaded from the source,
+		 * agrees with it.
 		 */
 		result = batch_recompute_all(entry);
+		if (backfilling)
+			backfill_forget(entry->flow_id);
 		queue_request_reset(entry->flow_id);
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
 		return (int64) result.rows_out;
 	}
 	/* a flow using now() is evaluated at the flush's time, changes or not */
 	if (flow_plan_for_entry(entry)->uses_now)
+	{
 		result = batch_recompute_all(entry);
+		backfill_forget(entry->flow_id);
+	}
 	else
+	{
+		/* a backfill the worker has not finished: the rest of it here */
+		uint64		backfilled = backfill_complete(entry);
+
 		result = batch_flush(entry);
+		result.rows_out += backfilled;
+	}
 	if (result.log_entries > 0)
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
 	return (int64) result.rows_out;
@@ -740,6 +760,9 @@ flowpg_refresh_flow(PG_FUNCTION_ARGS)
 	else
 		rows = batch_refresh_range(entry, !PG_ARGISNULL(1), PG_GETARG_DATUM(1),
 								   !PG_ARGISNULL(2), PG_GETARG_DATUM(2));
+	/* the whole flow recomputed: nothing left to backfill */
+	if (PG_ARGISNULL(1) && PG_ARGISNULL(2))
+		backfill_forget(entry->flow_id);
 
 	/*
 	 * The worker's state of a streaming flow does not know what was

@@ -230,7 +230,13 @@ flowpg_flow_state(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	/* a failing or restoring flow says so; only "active" can be untrue */
-	if (strcmp(state, "active") == 0)
+	if (!catalog_version_current())
+	{
+		state = "update needed";
+		reason = psprintf("flowpg's objects in this database are at version %s, its library at %s: run ALTER EXTENSION flowpg UPDATE; changes are captured meanwhile, nothing is refreshed",
+						  catalog_extension_version(), FLOWPG_VERSION);
+	}
+	else if (strcmp(state, "active") == 0)
 	{
 		switch (status)
 		{
@@ -288,8 +294,10 @@ stats_schedule(void)
 
 	catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
 							 "f.state = 'restoring', f.eval_interval, "
-							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid "
-							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id)",
+							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid, "
+							 "b.flow_id IS NOT NULL "
+							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id) "
+							 "LEFT JOIN flowpg.flow_backfill b USING (flow_id)",
 							 0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -308,6 +316,7 @@ stats_schedule(void)
 		f->restoring = DatumGetBool(SPI_getbinval(tuple, desc, 4, &isnull));
 		f->uses_now = DatumGetBool(SPI_getbinval(tuple, desc, 6, &isnull));
 		f->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 7, &isnull));
+		f->backfilling = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
 		old = MemoryContextSwitchTo(caller);
 		{
 			Datum		iv = SPI_getbinval(tuple, desc, 5, &isnull);

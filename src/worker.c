@@ -55,6 +55,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "backfill.h"
 #include "batch.h"
 #include "catalog.h"
 #include "dirty_log.h"
@@ -308,6 +309,35 @@ flowpg_launcher_main(Datum main_arg)
  * A run the poll found due: for a flow with eval_interval, the tick it
  * evaluates (see eval_tick.c).
  */
+/*
+ * A database whose flowpg objects are older than this library (the package
+ * was upgraded, ALTER EXTENSION flowpg UPDATE not run yet): its tables may
+ * lack what this library uses, so its worker waits for the update.  The
+ * writers' capture is the same in both versions, so no change is lost
+ * meanwhile (streaming writers whose queue nobody drains fall back to the
+ * dirty log).  Looked at once a second.
+ */
+#define UPDATE_CHECK_MS 1000
+
+static bool
+waiting_for_update(void)
+{
+	static bool logged = false;
+	bool		current;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	current = catalog_version_current();
+	if (!current && !logged)
+		ereport(LOG,
+				(errmsg("flowpg: database \"%s\" has flowpg %s, the library is %s: its flows wait for ALTER EXTENSION flowpg UPDATE",
+						get_database_name(MyDatabaseId), catalog_extension_version(),
+						FLOWPG_VERSION)));
+	logged = !current;
+	CommitTransactionCommand();
+	return !current;
+}
+
 typedef struct DueFlow
 {
 	int64		flow_id;
@@ -315,6 +345,7 @@ typedef struct DueFlow
 	TimestampTz tick;
 	Oid			owner;
 	TimestampTz due_at;			/* 0: at once */
+	bool		backfilling;	/* a piece of its backfill is due */
 } DueFlow;
 
 /* What one run of a flow does, in a subtransaction of the run's transaction. */
@@ -374,6 +405,11 @@ flow_run_call(void *arg)
 	/* a restored flow is maintained once its tables are complete */
 	if (strcmp(run->entry->state, "restoring") == 0)
 		run->wait_more = !restore_finish(run->entry, false);
+	else if (run->due->backfilling && backfill_pending(run->entry->flow_id))
+	{
+		/* one piece per run: other flows get their turns in between */
+		(void) backfill_step(run->entry, &run->result.rows_out);
+	}
 	else
 	{
 		/*
@@ -530,15 +566,15 @@ run_due_flows(long *wait_ms, bool *worked)
 			TimestampTz next = f->next_run_at;
 			bool		next_null = !f->has_next_run;
 			DirtyFlow  *dirty_flow = NULL;
-			DueFlow		tick = {flow_id, false, 0, f->owner, 0};
+			DueFlow		tick = {flow_id, false, 0, f->owner, 0, f->backfilling};
 			ListCell   *lc2;
 
 			foreach(lc2, dirty)
 				if (((DirtyFlow *) lfirst(lc2))->flow_id == flow_id)
 					dirty_flow = lfirst(lc2);
 			/* streaming flows: their dirty log is stream_run's */
-			if (f->restoring)
-				next_null = true;	/* due (once a second), whatever its mode */
+			if (f->restoring || f->backfilling)
+				next_null = true;	/* due, whatever its mode */
 			else if (!f->batching || (dirty_flow == NULL && !f->uses_now))
 				continue;
 			else if (f->eval_interval)
@@ -785,6 +821,22 @@ flowpg_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (waiting_for_update())
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 UPDATE_CHECK_MS, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			last_work = GetCurrentTimestamp();	/* waiting is not idling: stay */
+			continue;
+		}
+		if (waiting_for_update())
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 UPDATE_CHECK_MS, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			last_work = GetCurrentTimestamp();	/* waiting is not idling: stay */
+			continue;
 		}
 
 		/*

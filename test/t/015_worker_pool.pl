@@ -142,6 +142,9 @@ SELECT flowpg.create_flow('picky', 'picky',
   $$SELECT device, picky_sum(v) AS total, count(*) AS n FROM picky_src GROUP BY 1$$, mode => 'streaming');
 });
 is(psql(q{SELECT flowpg.flush_flow('picky') >= 0}), 't', 'picky flushes');
+# its state loaded (after the backfill), so that 666 fails a round that applies it
+ok(poll_until(q{SELECT state_groups > 0 FROM flowpg.flow_stats WHERE flow_name = 'picky'}, 't', 20),
+	'picky has its state');
 psql(q{INSERT INTO picky_src VALUES (42, 666)});
 ok(poll_until(q{SELECT count(*) > 0 FROM flowpg.flow_errors WHERE flow_name = 'picky' AND message LIKE '%refuses 666%'}, 't', 20),
 	'the failing round is recorded in flow_errors');

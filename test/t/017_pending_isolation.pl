@@ -70,9 +70,11 @@ is($node->safe_psql('flowdb',
 # (the log has bob's statements themselves: log_statement = all)
 is(scalar(grep { /bobs-secret/ && !/ statement: / } split(/\n/, slurp_file($node->logfile))),
 	0, 'nor in the server log');
+# it started (planning runs none of its functions); its backfill, online in
+# the worker, is what fails
 is($node->safe_psql('flowdb',
 		q{SELECT state FROM flowpg.information_schema_flows WHERE flow_name = 'slow_pending'}),
-	'pending', 'the failing flow stays pending');
+	'failed', 'the flow whose backfill fails shows failed');
 
 # a pending flow that can start does so by itself, promptly
 $node->safe_psql(

@@ -63,6 +63,8 @@ RESET ROLE;
 SELECT flowpg.create_flow('admin_f', 'public.admin_out',
   $$SELECT device, date_trunc('hour', ts) AS hour, sum(value) AS s FROM mal.events GROUP BY 1, 2$$, mode => 'batching');
 });
+# the backfills (online: after create_flow), before mallory loses her rights
+$node->safe_psql('src', q{SELECT flowpg.flush_flow('admin_f'), flowpg.flush_flow('alice_f')});
 
 my $dump = $node->basedir . '/src.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('src') ], 'pg_dump');
@@ -91,7 +93,8 @@ is($node->safe_psql('dst', q{SELECT count(*) FROM mal.ran}), $ran,
 
 # the owner vets the objects again by re-creating the flow
 $node->safe_psql('dst', q{SELECT flowpg.create_flow('admin_f', 'public.admin_out',
-  $$SELECT device, date_trunc('hour', ts) AS hour, sum(value) AS s FROM mal.events GROUP BY 1, 2$$, mode => 'batching', or_replace => true)});
+  $$SELECT device, date_trunc('hour', ts) AS hour, sum(value) AS s FROM mal.events GROUP BY 1, 2$$, mode => 'batching', or_replace => true);
+  SELECT flowpg.flush_flow('admin_f')});
 is($node->safe_psql('dst', q{SELECT state FROM flowpg.flows WHERE flow_name = 'admin_f'}),
 	'active', 're-created by its owner, it is active');
 

@@ -1,0 +1,232 @@
+/*-------------------------------------------------------------------------
+ *
+ * backfill.c
+ *	  Online backfill: a new or replaced flow's sink is computed from the
+ *	  rows already in its source after create_flow committed, in pieces,
+ *	  by the worker, while writers write.
+ *
+ * create_flow installs the capture under a SHARE ROW EXCLUSIVE lock of the
+ * sources (it waits for writers in progress and keeps new ones out until
+ * it commits, which is quick now) and records the flow here
+ * (flowpg.flow_backfill).  Every change committed after create_flow is
+ * captured; every change committed before is visible to any snapshot
+ * taken after it.  The worker then recomputes the flow's windows in pieces
+ * of its time range, each in a transaction of its own with a fresh
+ * snapshot.  A recompute replaces whole windows with the query's result
+ * under its snapshot, so a piece is exact whenever it runs, and changes
+ * committed after its snapshot are in the dirty log or the stream, applied
+ * after it (the flow's lock keeps pieces, rounds and refreshes apart):
+ * nothing counts twice, nothing is missed at the seam.
+ *
+ * The time range is read once, at the first piece: rows committed later
+ * are captured, whatever their time.  The first piece starts at the first
+ * window and the last one ends after the last, so rows a replaced flow left
+ * in its sink outside the range go too.  A flow without a time window is
+ * recomputed whole, in one piece.  flush_flow does the rest of a backfill
+ * in the caller (backfill_complete).
+ *
+ * This file owns flowpg.flow_backfill.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/syscache.h"
+
+#include "backfill.h"
+#include "batch.h"
+#include "catalog.h"
+
+/* About this many source rows per piece, and at most this many pieces. */
+#define PIECE_ROWS 500000
+#define MAX_PIECES 1000
+
+typedef struct Backfill
+{
+	bool		has_range;
+	int64		time_lo;
+	int64		time_hi;
+	int64		done_until;		/* ordinals below it are done */
+	int32		pieces_done;
+	int32		pieces_total;
+} Backfill;
+
+void
+backfill_begin(int64 flow_id)
+{
+	catalog_execute_for_flow("INSERT INTO flowpg.flow_backfill AS b (flow_id) VALUES ($1) "
+							 "ON CONFLICT (flow_id) DO UPDATE SET started_at = now(), "
+							 "time_lo = NULL, time_hi = NULL, done_until = NULL, "
+							 "pieces_done = 0, pieces_total = NULL, rows_written = 0",
+							 flow_id);
+}
+
+void
+backfill_forget(int64 flow_id)
+{
+	catalog_execute_for_flow("DELETE FROM flowpg.flow_backfill WHERE flow_id = $1", flow_id);
+}
+
+static bool
+read_backfill(int64 flow_id, Backfill *b)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(flow_id)};
+	bool		found;
+
+	catalog_query_privileged("SELECT time_lo, time_hi, done_until, pieces_done, pieces_total "
+							 "FROM flowpg.flow_backfill WHERE flow_id = $1",
+							 1, types, values, NULL);
+	found = SPI_processed == 1;
+	if (found)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		b->time_lo = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+		b->has_range = !isnull;
+		b->time_hi = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &isnull));
+		b->done_until = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
+		b->pieces_done = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
+		b->pieces_total = DatumGetInt32(SPI_getbinval(tuple, desc, 5, &isnull));
+	}
+	catalog_query_privileged_end();
+	return found;
+}
+
+bool
+backfill_pending(int64 flow_id)
+{
+	Backfill	b;
+
+	return read_backfill(flow_id, &b);
+}
+
+static void
+record_piece(int64 flow_id, const Backfill *b, uint64 rows)
+{
+	Oid			types[6] = {INT8OID, INT8OID, INT8OID, INT8OID, INT4OID, INT4OID};
+	Datum		values[6];
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = Int64GetDatum(b->time_lo);
+	values[2] = Int64GetDatum(b->time_hi);
+	values[3] = Int64GetDatum(b->done_until);
+	values[4] = Int32GetDatum(b->pieces_total);
+	values[5] = Int64GetDatum((int64) rows);
+	catalog_execute_privileged("UPDATE flowpg.flow_backfill SET time_lo = $2, time_hi = $3, "
+							   "done_until = $4, pieces_total = $5, pieces_done = pieces_done + 1, "
+							   "rows_written = rows_written + $6 WHERE flow_id = $1",
+							   6, types, values, NULL);
+}
+
+/*
+ * Can a piece find the rows of its time range without reading all of the
+ * source: an index (btree, BRIN, ...) led by the time column, or a
+ * partitioning by it?  Otherwise the backfill is one piece: more would
+ * each read the whole table.
+ */
+static bool
+time_is_indexed(FlowEntry *entry)
+{
+	Relation	rel = table_open(entry->time_relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	bool		found = false;
+	ListCell   *lc;
+
+	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&
+		get_partition_col_attnum(RelationGetPartitionKey(rel), 0) == entry->time_attno)
+		found = true;
+	foreach(lc, indexes)
+	{
+		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (HeapTupleIsValid(tuple))
+		{
+			Form_pg_index index = (Form_pg_index) GETSTRUCT(tuple);
+
+			if (index->indnatts > 0 && index->indkey.values[0] == entry->time_attno &&
+				heap_attisnull(tuple, Anum_pg_index_indpred, NULL))
+				found = true;
+			ReleaseSysCache(tuple);
+		}
+	}
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+bool
+backfill_step(FlowEntry *entry, uint64 *rows_out)
+{
+	Backfill	b;
+	int64		rows;
+	bool		null_times;
+	int64		width;
+	int64		piece_hi;
+	bool		last;
+
+	*rows_out = 0;
+	batch_lock_flow(entry->flow_id);	/* pieces, rounds and refreshes one at a time */
+	if (!read_backfill(entry->flow_id, &b))
+		return false;
+	if (!b.has_range)
+	{
+		/* under this piece's snapshot, after create_flow committed */
+		if (!batch_time_bounds(entry, &b.time_lo, &b.time_hi, &rows, &null_times) ||
+			null_times)
+		{
+			/*
+			 * No window, or rows without a time (no range holds their
+			 * group): the whole flow at once.
+			 */
+			*rows_out = batch_refresh_ordinals(entry, false, 0, false, 0);
+			backfill_forget(entry->flow_id);
+			return false;
+		}
+		/* a piece reads its range through an index, or all of the source */
+		b.pieces_total = !time_is_indexed(entry) ? 1 :
+			(int32) Min(Max((rows + PIECE_ROWS - 1) / PIECE_ROWS, 1), MAX_PIECES);
+		b.done_until = b.time_lo;
+		b.has_range = true;
+	}
+	width = (b.time_hi - b.time_lo) / b.pieces_total + 1;
+	piece_hi = b.done_until + width - 1;
+	last = b.pieces_done + 1 >= b.pieces_total || piece_hi >= b.time_hi;
+	/* the first from the first window, the last to the last: the old rows go */
+	*rows_out = batch_refresh_ordinals(entry, b.pieces_done > 0, b.done_until,
+									   !last, piece_hi);
+	if (last)
+	{
+		backfill_forget(entry->flow_id);
+		return false;
+	}
+	b.done_until = piece_hi + 1;
+	record_piece(entry->flow_id, &b, *rows_out);
+	return true;
+}
+
+uint64
+backfill_complete(FlowEntry *entry)
+{
+	Backfill	b;
+	uint64		rows;
+
+	batch_lock_flow(entry->flow_id);
+	if (!read_backfill(entry->flow_id, &b))
+		return 0;
+	/* what the worker has not done yet, to the last window */
+	rows = batch_refresh_ordinals(entry, b.has_range && b.pieces_done > 0, b.done_until,
+								  false, 0);
+	backfill_forget(entry->flow_id);
+	return rows;
+}

@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * backfill.h
+ *	  Online backfill of new and replaced flows (backfill.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_BACKFILL_H
+#define FLOWPG_BACKFILL_H
+
+#include "catalog.h"
+
+/* create_flow: the flow's sink is to be computed from its source. */
+extern void backfill_begin(int64 flow_id);
+
+/* The flow is gone, or its backfill done. */
+extern void backfill_forget(int64 flow_id);
+
+/* Is the flow's backfill still to be completed? */
+extern bool backfill_pending(int64 flow_id);
+
+/*
+ * The worker: the next piece, in the current transaction, as the flow's
+ * owner; *rows_out gets the rows written.  True while pieces remain.
+ */
+extern bool backfill_step(FlowEntry *entry, uint64 *rows_out);
+
+/* flush_flow: the rest of the backfill, here.  Returns the rows written. */
+extern uint64 backfill_complete(FlowEntry *entry);
+
+#endif							/* FLOWPG_BACKFILL_H */
