@@ -71,9 +71,19 @@ if [ -z "${FLOWPG_TEST_WORKDIR:-}" ]; then
         chown -R postgres:postgres "$WORK"
     fi
 
+    # The upgrade test (TAP) starts on the previous release: built here,
+    # where the git history is (scripts/previous-release.sh), and cached.
+    PREVIOUS_RELEASE=
+    if [ $# -eq 0 ] || printf '%s\n' "$@" | grep -q '^tap'; then
+        PREVIOUS_RELEASE=$("$SRC/scripts/previous-release.sh" \
+            "${FLOWPG_PREVIOUS_RELEASE_CACHE:-/tmp/flowpg-previous-release}") ||
+            PREVIOUS_RELEASE=
+    fi
+
     rc=0
     cd /    # the test user may not be able to enter the caller's directory
     "${RUN_AS[@]}" env FLOWPG_TEST_WORKDIR="$WORK" HOME="$WORK" \
+        FLOWPG_PREVIOUS_RELEASE="$PREVIOUS_RELEASE" \
         bash "$WORK/scripts/run-tests.sh" "$@" || rc=$?
 
     if [ "$rc" -eq 0 ] && [ "${FLOWPG_KEEP_TMP:-0}" = 0 ]; then

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The previous release of flowpg, for the upgrade test (test/t/026_upgrade.pl):
+# builds it from its commit in this checkout's git history and makes a copy
+# of this machine's PostgreSQL with it installed (hard links where it can:
+# PostgreSQL finds its lib/ and share/ relative to its binaries, so the copy
+# runs the old flowpg and the real installation the new one).
+#
+# Usage: scripts/previous-release.sh CACHE_DIR
+#   prints the copy's install path (the directory holding bin/ and lib/).
+# The result is kept in CACHE_DIR, per release commit and PostgreSQL version.
+set -euo pipefail
+
+# What users run as 0.1: the last commit before 0.2's catalog changes.
+PREVIOUS_VERSION=0.1
+PREVIOUS_COMMIT=1047cc2639b859fe1083aff1799226ae4558b668
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${1:?usage: previous-release.sh CACHE_DIR}
+PG_CONFIG=${PG_CONFIG:-$(command -v /usr/lib/postgresql/15/bin/pg_config || command -v pg_config)}
+BINDIR=$("$PG_CONFIG" --bindir)
+LIBDIR=$("$PG_CONFIG" --pkglibdir)
+SHAREDIR=$("$PG_CONFIG" --sharedir)
+PGVERSION=$("$PG_CONFIG" --version | tr -c 'A-Za-z0-9.\n' '_')
+DEST="$CACHE/$PREVIOUS_VERSION-${PREVIOUS_COMMIT:0:12}-$PGVERSION"
+INSTALL="$DEST/root$(dirname "$BINDIR")"
+
+if [ -f "$DEST/done" ]; then
+    echo "$INSTALL"
+    exit 0
+fi
+if ! git -C "$SRC" cat-file -e "$PREVIOUS_COMMIT^{commit}" 2>/dev/null; then
+    echo "previous-release: commit $PREVIOUS_COMMIT (flowpg $PREVIOUS_VERSION) is not in $SRC's git history;" \
+         "the upgrade test needs a clone with history" >&2
+    exit 1
+fi
+rm -rf "$DEST"
+mkdir -p "$DEST/src"
+git -C "$SRC" archive "$PREVIOUS_COMMIT" | tar -C "$DEST/src" -xf -
+make -s -C "$DEST/src" PG_CONFIG="$PG_CONFIG" -j2 flowpg.so >"$DEST/build.log" 2>&1 ||
+    { cat "$DEST/build.log" >&2; exit 1; }
+
+# bin/ and lib/ (Debian: one parent), and share/
+link_copy() {
+    mkdir -p "$(dirname "$2")"
+    cp -al "$1" "$2" 2>/dev/null || { rm -rf "$2"; cp -a "$1" "$2"; }
+}
+link_copy "$(dirname "$BINDIR")" "$INSTALL"
+link_copy "$SHAREDIR" "$DEST/root$SHAREDIR"
+rm -f "$DEST/root$LIBDIR/flowpg.so" "$DEST/root$SHAREDIR"/extension/flowpg*
+cp "$DEST/src/flowpg.so" "$DEST/root$LIBDIR/"
+cp "$DEST/src/flowpg.control" "$DEST/src"/flowpg--*.sql "$DEST/root$SHAREDIR/extension/"
+chmod -R a+rX "$DEST"
+touch "$DEST/done"
+echo "$INSTALL"

@@ -1,0 +1,189 @@
+# flowpg: an upgrade in place from the previous release (0.1) to this one,
+# as a package upgrade does it.
+#
+#   - the server runs the 0.1 library (scripts/previous-release.sh builds it
+#     into a copy of this PostgreSQL) with flows of both engines over a plain
+#     and a partitioned source, exact;
+#   - it restarts onto this library with the database still at 0.1: writes
+#     are captured, flowpg's views say "update needed", its functions refuse
+#     with a hint, the worker touches nothing;
+#   - ALTER EXTENSION flowpg UPDATE while a writer writes: no flow dropped,
+#     no sink rebuilt (same relation), every sink exact after a flush, new
+#     writes captured, a new flow backfills online;
+#   - the updated database has the objects of a fresh 0.2 install, and its
+#     pg_dump restores with exact flows.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use FlowpgTest;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $old = $ENV{FLOWPG_PREVIOUS_RELEASE};
+ok($old && -x "$old/bin/postgres",
+	'the previous release is built (scripts/previous-release.sh, from the git history)')
+  or BAIL_OUT('no previous release to upgrade from: ' . ($old // 'FLOWPG_PREVIOUS_RELEASE unset'));
+my $new = dirname_of(`pg_config --bindir` =~ s/\s+$//r);
+sub dirname_of { my $p = shift; $p =~ s{/[^/]+$}{}; return $p; }
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade', install_path => $old);
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'flowpg'
+flowpg.min_refresh_interval = '200ms'
+fsync = off
+lc_messages = 'C'
+});
+$node->start;
+sub psql { return $node->safe_psql($_[1] // 'flows', $_[0]); }
+sub poll_until { return FlowpgTest::poll_until($node, 'flows', @_); }
+
+$node->safe_psql('postgres', 'CREATE DATABASE flows');
+psql($FlowpgTest::mismatches_function);
+psql(q{
+CREATE EXTENSION flowpg;
+CREATE TABLE metrics (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL);
+CREATE TABLE pmetrics (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL)
+  PARTITION BY RANGE (ts);
+CREATE TABLE pmetrics_1 PARTITION OF pmetrics FOR VALUES FROM ('2024-01-01') TO ('2024-01-02');
+CREATE TABLE pmetrics_2 PARTITION OF pmetrics FOR VALUES FROM ('2024-01-02') TO ('2024-01-03');
+INSERT INTO metrics SELECT '2024-01-01'::timestamptz + i * interval '7 seconds', i % 10, i FROM generate_series(1, 20000) i;
+INSERT INTO pmetrics SELECT '2024-01-01'::timestamptz + i * interval '7 seconds', i % 10, i FROM generate_series(1, 20000) i;
+SELECT flowpg.create_flow('b_min', 'b_min',
+  $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total FROM metrics GROUP BY 1, 2$$,
+  mode => 'batching');
+SELECT flowpg.create_flow('s_min', 's_min',
+  $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total, max(value) AS top
+      FROM metrics GROUP BY 1, 2$$, mode => 'streaming');
+SELECT flowpg.create_flow('pb_hour', 'pb_hour',
+  $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, avg(value) AS mean FROM pmetrics GROUP BY 1$$,
+  mode => 'batching');
+SELECT flowpg.create_flow('ps_min', 'ps_min',
+  $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total FROM pmetrics GROUP BY 1, 2$$,
+  mode => 'streaming');
+});
+my @flows = qw(b_min s_min pb_hour ps_min);
+my $flush_all = join('; ', map { "SELECT flowpg.flush_flow('$_') >= 0" } @flows);
+my $exact_all = 'SELECT ' . join(' + ', map { "flow_mismatches('$_')" } @flows);
+is(psql(q{SELECT extversion FROM pg_extension WHERE extname = 'flowpg'}), '0.1', 'installed at 0.1');
+psql($flush_all);
+is(psql($exact_all), '0', 'the 0.1 flows are exact');
+my $sinks_before = psql(q{SELECT string_agg(sink_table::oid::text, ',' ORDER BY flow_id) FROM flowpg.flow});
+
+# a writer on the old library, until the server stops under it
+my $writer_sql = sub {
+	my ($from) = @_;
+	return qq{
+DO \$\$
+BEGIN
+	FOR i IN $from .. $from + 399 LOOP
+		INSERT INTO metrics VALUES ('2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds', i % 10, i);
+		INSERT INTO pmetrics VALUES ('2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds', i % 10, i);
+		IF i % 20 = 0 THEN
+			UPDATE metrics SET value = value + 1 WHERE ts = '2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds';
+			DELETE FROM pmetrics WHERE ts = '2024-01-01'::timestamptz + ((i * 31) % 20000) * interval '7 seconds';
+		END IF;
+		COMMIT;
+		PERFORM pg_sleep(0.005);
+	END LOOP;
+END \$\$};
+};
+my ($wout, $werr) = ('', '');
+my $w = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('flows'), '-c', $writer_sql->(100000) ],
+	'>', \$wout, '2>', \$werr);
+usleep(1_000_000);
+
+# the package upgrade: the new library, the database still at 0.1
+$node->stop('fast');
+$w->finish;
+$node->{_install_path} = $new;
+$node->start;
+is(psql(q{SELECT extversion FROM pg_extension WHERE extname = 'flowpg'}), '0.1',
+	'restarted onto the new library, still at 0.1');
+psql(q{INSERT INTO metrics VALUES ('2024-01-01 05:00', 1, 5); INSERT INTO pmetrics VALUES ('2024-01-01 05:00', 1, 5)});
+is(psql(q{SELECT string_agg(DISTINCT state, ',') FROM flowpg.flows}), 'update needed',
+	'the views say the update is needed');
+like(psql(q{SELECT state_reason FROM flowpg.flows WHERE flow_name = 'b_min'}),
+	qr/ALTER EXTENSION flowpg UPDATE/, 'and how to do it');
+my ($rc, $out, $err) = $node->psql('flows', q{SELECT flowpg.flush_flow('b_min')});
+isnt($rc, 0, 'flush_flow refuses before the update');
+like($err, qr/at version 0\.1, its library at 0\.2.*HINT:  Run ALTER EXTENSION flowpg UPDATE/s,
+	'saying why and what to do');
+($rc, $out, $err) = $node->psql('flows', q{SELECT flowpg.create_flow('x', 'x',
+  $$SELECT device, count(*) AS n FROM metrics GROUP BY 1$$)});
+isnt($rc, 0, 'create_flow refuses too');
+is(psql(q{SELECT count(*) FROM pg_class WHERE relname = 'x'}), '0', 'and leaves nothing behind');
+
+# the update, while a writer writes
+($wout, $werr) = ('', '');
+$w = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('flows'), '-c', $writer_sql->(200000) ],
+	'>', \$wout, '2>', \$werr);
+usleep(500_000);
+psql(q{ALTER EXTENSION flowpg UPDATE});
+is(psql(q{SELECT extversion FROM pg_extension WHERE extname = 'flowpg'}), '0.2', 'updated to 0.2');
+$w->finish;
+is($werr, '', 'the writer was not hurt by the update');
+ok(poll_until(q{SELECT string_agg(DISTINCT state, ',') FROM flowpg.flows}, 'active', 60),
+	'every flow is active again');
+is(psql(q{SELECT string_agg(sink_table::oid::text, ',' ORDER BY flow_id) FROM flowpg.flow}), $sinks_before,
+	'no flow dropped, no sink rebuilt');
+psql($flush_all);
+is(psql($exact_all), '0', 'every sink is exact after the update: writes before, across and after it');
+is(psql(q{SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+           WHERE c.relname IN ('metrics', 'pmetrics_1', 'pmetrics_2') AND t.tgname LIKE 'flowpg%'}) > 0 ? 1 : 0,
+	1, 'the capture triggers are in place');
+psql(q{INSERT INTO metrics SELECT '2024-01-02'::timestamptz + i * interval '1 minute', 3, i FROM generate_series(1, 100) i;
+       INSERT INTO pmetrics SELECT '2024-01-02'::timestamptz + i * interval '1 minute', 3, i FROM generate_series(1, 100) i;});
+psql($flush_all);
+is(psql($exact_all), '0', 'new writes are captured');
+psql(q{SELECT flowpg.create_flow('b_new', 'b_new',
+  $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n FROM pmetrics GROUP BY 1$$, mode => 'batching')});
+ok(poll_until(q{SELECT state FROM flowpg.flows WHERE flow_name = 'b_new'}, 'active', 60),
+	'a new flow backfills online');
+is(psql(q{SELECT flow_mismatches('b_new')}), '0', 'and is exact');
+
+# the updated database has what a fresh 0.2 install has
+my $objects = q{
+SELECT string_agg(x, E'\n' ORDER BY x) FROM (
+  SELECT pg_describe_object(classid, objid, objsubid) AS x FROM pg_depend
+   WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+     AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flowpg')
+  UNION ALL
+  SELECT c.relname || ': ' || pg_get_viewdef(c.oid) FROM pg_class c
+   WHERE c.relnamespace = 'flowpg'::regnamespace AND c.relkind = 'v'
+  UNION ALL
+  SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+         || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '') || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+    FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+    LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+   WHERE c.relnamespace = 'flowpg'::regnamespace
+  UNION ALL
+  SELECT conrelid::regclass || ': ' || pg_get_constraintdef(oid) FROM pg_constraint
+   WHERE connamespace = 'flowpg'::regnamespace
+  UNION ALL
+  SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || '): ' || coalesce(array_to_string(p.proacl, ','), '')
+    FROM pg_proc p WHERE p.pronamespace = 'flowpg'::regnamespace
+  UNION ALL
+  SELECT c.relname || ' acl ' || coalesce(array_to_string(c.relacl, ','), '') FROM pg_class c
+   WHERE c.relnamespace = 'flowpg'::regnamespace
+) o};
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('fresh', 'CREATE EXTENSION flowpg');
+is(psql($objects), $node->safe_psql('fresh', $objects),
+	'the updated objects equal a fresh install of 0.2');
+
+# a dump of the updated database restores, its flows exact
+my $dump = $node->basedir . '/flows.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('flows') ], 'pg_dump of the updated database');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), $dump ], 'pg_restore');
+$node->safe_psql('restored', join('; ', map { "SELECT flowpg.flush_flow('$_') >= 0" } (@flows, 'b_new')));
+is($node->safe_psql('restored', 'SELECT ' . join(' + ', map { "flow_mismatches('$_')" } (@flows, 'b_new'))),
+	'0', 'the restored flows are exact');
+
+$node->stop;
+done_testing();
