@@ -34,6 +34,7 @@ SELECT flowpg.create_flow('bt_aggs', 'bt.aggs',
 		   stddev(amount) AS sd, count(DISTINCT kind) AS kinds, bool_and(ok) AS all_ok,
 		   percentile_cont(0.5) WITHIN GROUP (ORDER BY amount) AS median
 	  FROM bt.events GROUP BY device, kind, date_trunc('hour', ts)$$) > 0 AS created;
+SELECT flowpg.flush_flow('bt_aggs') >= 0 AS backfilled;
 SELECT mode, time_column, window_expression FROM flowpg.flows WHERE flow_name = 'bt_aggs';
 -- the capture triggers: one per event, on the source only
 SELECT tgrelid::regclass, tgname FROM pg_trigger
@@ -93,6 +94,7 @@ SELECT flowpg.create_flow('bt_having', 'bt.having_sink',
 	  FROM bt.events WHERE amount > 5 AND kind IS NOT NULL
 	 GROUP BY kind, date_trunc('hour', ts) HAVING count(*) >= 3$$,
   mode => 'batching') > 0 AS created;
+SELECT flowpg.flush_flow('bt_having') >= 0 AS backfilled;
 SELECT flow_mismatches('bt_having') AS mismatches;
 SELECT kind, n FROM bt.having_sink WHERE hour = '2024-01-01 05:00+00' ORDER BY kind;
 -- 2024-01-01 05:00, kind 'a': 3 rows pass WHERE; delete one, the group goes
@@ -120,6 +122,7 @@ SELECT flowpg.create_flow('bt_bins', 'bt.bins',
   $$SELECT date_bin('25 minutes', ts, '2023-12-31 23:52:00+00') AS bin, device,
 		   count(*) AS n, sum(amount) AS total
 	  FROM bt.events GROUP BY 1, 2$$, mode => 'batching') > 0 AS created;
+SELECT flowpg.flush_flow('bt_bins') >= 0 AS backfilled;
 SELECT * FROM flowpg.flow_window_bounds('bt_bins', '2024-01-01 00:17:00+00'::timestamptz);
 -- 00:17 starts a bin: rows at 00:16:59 and 00:17 land in different bins
 INSERT INTO bt.events VALUES ('2024-01-01 00:16:59+00', 3, 'a', 1, true),
@@ -136,6 +139,7 @@ SELECT flowpg.create_flow('bt_regions', 'bt.regions',
   $$SELECT d.region, date_trunc('day', e.ts) AS day, count(*) AS n, sum(e.amount) AS total
 	  FROM bt.events e JOIN bt.devices d ON d.id = e.device
 	 GROUP BY d.region, date_trunc('day', e.ts)$$) > 0 AS created;
+SELECT flowpg.flush_flow('bt_regions') >= 0 AS backfilled;
 SELECT mode, source_tables, time_column FROM flowpg.flows WHERE flow_name = 'bt_regions';
 SELECT region, day, n FROM bt.regions ORDER BY 1, 2;
 -- a fact row
@@ -170,6 +174,8 @@ SELECT flowpg.create_flow('bt_per_device', 'bt.per_device',
 	  FROM bt.events GROUP BY device$$) > 0 AS created;
 SELECT flowpg.create_flow('bt_total', 'bt.total',
   $$SELECT count(*) AS n, sum(amount) AS total, min(ts) AS first_seen FROM bt.events$$) > 0 AS created;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name IN ('bt_kinds', 'bt_per_device', 'bt_total') ORDER BY flow_id;
 SELECT flow_name, mode, time_column, eval_interval FROM flowpg.flows
  WHERE flow_name IN ('bt_kinds', 'bt_per_device', 'bt_total') ORDER BY flow_id;
 INSERT INTO bt.events VALUES ('2024-01-01 12:00+00', 7, 'c', 2, true),
@@ -202,6 +208,7 @@ SELECT '2024-02-01 00:00+00'::timestamptz + i * interval '10 minutes', i % 2, i
 SELECT flowpg.create_flow('bt_ticks', 'bt.ticks_hourly',
   $$SELECT k, date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total
 	  FROM bt.ticks GROUP BY k, date_trunc('hour', ts)$$, mode => 'batching') > 0 AS created;
+SELECT flowpg.flush_flow('bt_ticks') >= 0 AS backfilled;
 SELECT count(*) AS sink_rows FROM bt.ticks_hourly;		-- 10 hours x 2 keys
 -- one row into hour 03:00: its 2 groups are rewritten
 INSERT INTO bt.ticks VALUES ('2024-02-01 03:30+00', 0, 1000);
@@ -300,9 +307,11 @@ INSERT INTO bt.recent VALUES (:'old_hour', 1), (:'old_hour', 2), (:'new_hour', 3
 SELECT flowpg.create_flow('bt_recent', 'bt.recent_hourly',
   $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total FROM bt.recent GROUP BY 1$$,
   mode => 'batching') > 0 AS created;
+SELECT flowpg.flush_flow('bt_recent') >= 0 AS backfilled;
 SELECT flowpg.create_flow('bt_recent', 'bt.recent_hourly',
   $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total FROM bt.recent GROUP BY 1$$,
   mode => 'batching', expire_after => '1 day', or_replace => true) > 0 AS replaced;
+SELECT flowpg.flush_flow('bt_recent') >= 0 AS backfilled;
 SELECT expire_after FROM flowpg.flows WHERE flow_name = 'bt_recent';
 SELECT hour = :'old_hour' AS old, n, total FROM bt.recent_hourly ORDER BY hour;
 INSERT INTO bt.recent VALUES (:'old_hour'::timestamptz + interval '1 minute', 10),
@@ -337,7 +346,8 @@ SELECT count(*) AS mismatches FROM (
 -- flow_stats after the flushes above (the worker was off: exact counts).
 ------------------------------------------------------------------------------
 -- Batching flows: exact counters.  runs counts the flushes that consumed
--- log entries (create_flow's backfill and refresh_flow are not runs);
+-- log entries (the flushes right after create_flow, which only complete
+-- its backfill, and refresh_flow are not runs);
 -- rows_in the rows those entries covered (an UPDATE logs old and new rows).
 SELECT flow_name, state, runs, rows_in, rows_out, failures, pending,
 	   pending_rows, lag > interval '0' AS lagging, state_groups, state_bytes

@@ -224,6 +224,7 @@ SELECT '2024-01-30 00:00+00'::timestamptz + i * interval '1 hour', i % 2, i FROM
 SELECT flowpg.create_flow('bo_parted', 'bo.parted_daily',
   $$SELECT k, date_trunc('day', ts) AS day, count(*) AS n, sum(v) AS total
 	  FROM bo.parted GROUP BY 1, 2$$) > 0 AS created;
+SELECT flowpg.flush_flow('bo_parted') >= 0 AS backfilled;
 SELECT tgrelid::regclass, count(*) FROM pg_trigger
  WHERE tgname LIKE 'flowpg_capture%' AND tgrelid::regclass::text LIKE 'bo.parted%' GROUP BY 1 ORDER BY 1;
 SELECT day, k, n, total FROM bo.parted_daily ORDER BY 1, 2;
@@ -277,6 +278,7 @@ INSERT INTO bo.latest SELECT i, '2024-01-01 00:00+00'::timestamptz + i * interva
 SELECT flowpg.create_flow('bo_latest', 'bo.latest_hourly',
   $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total FROM bo.latest GROUP BY 1$$,
   mode => 'batching') > 0 AS created;
+SELECT flowpg.flush_flow('bo_latest') >= 0 AS backfilled;	-- bo_chain starts from its full sink
 SELECT flowpg.create_flow('bo_chain', 'bo.latest_daily',
   $$SELECT date_trunc('day', hour) AS day, sum(n) AS n, max(total) AS top FROM bo.latest_hourly GROUP BY 1$$,
   mode => 'batching') > 0 AS created;

@@ -44,6 +44,8 @@ SELECT flowpg.create_flow('cat_mod_epoch', 'cat.by_mod_epoch',
   $$SELECT shop_id % 3 AS bucket,
 		   (extract(epoch FROM created_at)::bigint / 3600 * 3600) AS hour, count(*) AS n
 	  FROM cat.orders GROUP BY 1, 2$$, mode => 'batching') > 0 AS created;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled
+  FROM flowpg.flows WHERE flow_name LIKE 'cat\_%' ORDER BY flow_name;
 
 SELECT flow_name, mode, time_column, window_expression
   FROM flowpg.flows WHERE flow_name LIKE 'cat\_%' ORDER BY flow_name;

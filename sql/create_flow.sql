@@ -8,6 +8,7 @@ SELECT flowpg.create_flow('per_minute', 'metrics_per_minute',
   $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n,
 		   sum(value) AS total, avg(value) AS mean, min(value) AS lo, max(value) AS hi
 	  FROM metrics GROUP BY device, date_trunc('minute', ts)$$) > 0 AS created;
+SELECT flowpg.flush_flow('per_minute') >= 0 AS backfilled;
 SELECT flow_name, owner, mode, source_tables, sink_table, time_column,
 	   window_expression, expire_after, eval_interval, comment, state
   FROM flowpg.flows;
@@ -33,6 +34,7 @@ SELECT flowpg.create_flow('distinct_devices', 'devices_per_hour',
 		   count(DISTINCT device) AS devices, percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS median
 	  FROM metrics GROUP BY 1$$,
   comment => 'devices seen per hour') > 0 AS created;
+SELECT flowpg.flush_flow('distinct_devices') >= 0 AS backfilled;
 SELECT flow_name, mode, window_expression, comment FROM flowpg.flows ORDER BY flow_id;
 SELECT flow_mismatches('distinct_devices') AS mismatches;
 
@@ -42,24 +44,28 @@ SELECT flowpg.create_flow('busy_devices', 'busy_devices',
 	  FROM metrics WHERE value > 10 GROUP BY device, date_trunc('hour', ts)
 	HAVING count(*) > 12$$,
   eval_interval => '1 minute') > 0 AS created;
+SELECT flowpg.flush_flow('busy_devices') >= 0 AS backfilled;
 SELECT mode, eval_interval FROM flowpg.flows WHERE flow_name = 'busy_devices';
 SELECT flow_mismatches('busy_devices') AS mismatches;
 
 -- A flow without a time window: streaming, one row per group.
 SELECT flowpg.create_flow('per_device', 'per_device',
   $$SELECT device, count(*) AS n, max(ts) AS last_seen FROM metrics GROUP BY device$$) > 0 AS created;
+SELECT flowpg.flush_flow('per_device') >= 0 AS backfilled;
 SELECT mode, time_column, window_expression FROM flowpg.flows WHERE flow_name = 'per_device';
 SELECT flow_mismatches('per_device') AS mismatches;
 
 -- A global aggregate: no GROUP BY, so no unique index on the sink.
 SELECT flowpg.create_flow('totals', 'totals',
   $$SELECT count(*) AS n, sum(value) AS total FROM metrics$$) > 0 AS created;
+SELECT flowpg.flush_flow('totals') >= 0 AS backfilled;
 SELECT n, total FROM totals;
 SELECT count(*) AS indexes FROM pg_index WHERE indrelid = 'totals'::regclass;
 
 -- A non-aggregate flow (filter + projection) runs in streaming mode only.
 SELECT flowpg.create_flow('hot_readings', 'hot_readings',
   $$SELECT ts, device, value FROM metrics WHERE value > 99$$) > 0 AS created;
+SELECT flowpg.flush_flow('hot_readings') >= 0 AS backfilled;
 SELECT mode FROM flowpg.flows WHERE flow_name = 'hot_readings';
 SELECT flow_mismatches('hot_readings') AS mismatches;
 
@@ -87,6 +93,7 @@ SELECT flow_id AS old_id FROM flowpg.flows WHERE flow_name = 'no_backfill' \gset
 SELECT flowpg.create_flow('no_backfill', 'no_backfill',
   $$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n
 	  FROM metrics WHERE device < 5 GROUP BY 1, 2$$, or_replace => true) = :old_id AS same_id;
+SELECT flowpg.flush_flow('no_backfill') >= 0 AS backfilled;
 SELECT count(*) > 0 AS has_rows, flow_mismatches('no_backfill') AS mismatches FROM no_backfill;
 SELECT query FROM flowpg.flows WHERE flow_name = 'no_backfill';
 
@@ -95,6 +102,7 @@ CREATE TABLE my_sink (hour timestamptz, device int, n bigint, note text DEFAULT 
 CREATE UNIQUE INDEX ON my_sink (device, hour) NULLS NOT DISTINCT;
 SELECT flowpg.create_flow('into_my_sink', 'my_sink',
   $$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n FROM metrics GROUP BY 1, 2$$) > 0 AS created;
+SELECT flowpg.flush_flow('into_my_sink') >= 0 AS backfilled;
 SELECT count(*) > 0 AS has_rows, count(*) FILTER (WHERE note = 'x') = count(*) AS defaults_kept
   FROM my_sink;
 
@@ -102,6 +110,7 @@ SELECT count(*) > 0 AS has_rows, count(*) FILTER (WHERE note = 'x') = count(*) A
 CREATE SCHEMA "Sinks";
 SELECT flowpg.create_flow('quoted', '"Sinks"."Per Hour"',
   $$SELECT date_trunc('hour', ts) AS "Hour", count(*) AS "N" FROM metrics GROUP BY 1$$) > 0 AS created;
+SELECT flowpg.flush_flow('quoted') >= 0 AS backfilled;
 SELECT sink_table FROM flowpg.flows WHERE flow_name = 'quoted';
 SELECT flow_mismatches('quoted') AS mismatches;
 
@@ -111,6 +120,7 @@ INSERT INTO recent SELECT now() - i * interval '1 hour', i FROM generate_series(
 SELECT flowpg.create_flow('recent_hours', 'recent_hours',
   $$SELECT date_trunc('hour', ts) AS hour, sum(v) AS total FROM recent GROUP BY 1$$,
   expire_after => '1 day') > 0 AS created;
+SELECT flowpg.flush_flow('recent_hours') >= 0 AS backfilled;
 SELECT count(*) BETWEEN 24 AND 25 AS about_one_day,
 	   min(hour) >= date_trunc('hour', now() - interval '1 day') AS nothing_older
   FROM recent_hours;

@@ -13,6 +13,7 @@ FROM generate_series(0, 299) i;
 SELECT flowpg.create_flow('hourly_sales', 'shop.hourly_sales',
   $$SELECT customer, date_trunc('hour', placed) AS hour, sum(amount) AS revenue
 	  FROM shop.orders GROUP BY 1, 2$$) > 0 AS created;
+SELECT flowpg.flush_flow('hourly_sales') >= 0 AS backfilled;
 
 -- Renaming the source, its columns, the sink and the schema keeps the flow,
 -- and its definition shows the new names.

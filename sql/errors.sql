@@ -101,11 +101,16 @@ SELECT * FROM try($$SELECT flowpg.drop_flow('no_such_flow')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow(repeat('x', 64), 'bad1', 'SELECT count(*) AS n FROM events')$$);
 \x off
 
--- An error after the sink was created (here in the backfill) leaves no
--- sink, no index and no catalog row.
+-- An error in the backfill: the backfill runs after create_flow committed
+-- (online, in the worker), so create_flow succeeds; flush_flow, which
+-- completes the backfill, reports the error.  The flow and its sink are
+-- dropped again, so that the counts below see only the failed calls.
 INSERT INTO events VALUES ('2024-01-01', 'a', NULL, 0, '2024-01-01');
 SELECT flowpg.create_flow('divides', 'bad_late',
-  'SELECT date_trunc(''hour'', at) AS hour, sum(1 / n) AS s FROM events GROUP BY 1');
+  'SELECT date_trunc(''hour'', at) AS hour, sum(1 / n) AS s FROM events GROUP BY 1') > 0 AS created;
+SELECT flowpg.flush_flow('divides');
+SELECT flowpg.drop_flow('divides');
+DROP TABLE bad_late;
 -- A top-level duplicate.
 SELECT flowpg.create_flow('per_minute', 'bad2', 'SELECT count(*) AS n FROM events');
 -- Errors in the query point into the query (QUERY: and its caret), not

@@ -26,6 +26,7 @@ SELECT format($q$SELECT date_trunc('minute', ts) AS minute, k,
 $$;
 SELECT flowpg.create_flow('fp_inline', 'fp.inline_sink', fp.flow_query('fp.inline_src'), mode => 'streaming') > 0 AS created;
 SELECT flowpg.create_flow('fp_generic', 'fp.generic_sink', fp.flow_query('fp.generic_src'), mode => 'streaming') > 0 AS created;
+SELECT flowpg.flush_flow('fp_inline') >= 0 AS backfilled, flowpg.flush_flow('fp_generic') >= 0 AS backfilled;
 
 -- edge values: NULLs, NaN, infinities, the int4/int8 extremes, infinite times
 CREATE FUNCTION fp.load(src text, first int, last int) RETURNS void LANGUAGE plpgsql AS $$
@@ -105,6 +106,7 @@ SELECT flowpg.create_flow('fp_bins', 'fp.bins', $$
 SELECT flowpg.create_flow('fp_months', 'fp.months', $$
 	SELECT date_trunc('month', ts) AS month, count(*) AS n, max(v) AS hi
 	  FROM fp.times GROUP BY 1$$, mode => 'streaming') > 0 AS created;
+SELECT flowpg.flush_flow('fp_bins') >= 0 AS backfilled, flowpg.flush_flow('fp_months') >= 0 AS backfilled;
 INSERT INTO fp.times
 SELECT '1969-12-31 23:50:00+00'::timestamptz + ((i * 7919) % 2000) * interval '1 second', i
   FROM generate_series(1, 3000) i;

@@ -64,6 +64,7 @@ SELECT result FROM flowpg.execute('SHOW CREATE FLOW test_numbers_basic');
 SELECT result AS definition FROM flowpg.execute('SHOW CREATE FLOW test_numbers_basic') \gset
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW test_numbers_basic');
 SELECT flow_name, result FROM flowpg.execute(:'definition');
+SELECT flowpg.flush_flow('test_numbers_basic') >= 0 AS backfilled;
 SELECT result = :'definition' AS same_definition
 FROM flowpg.execute('SHOW CREATE FLOW test_numbers_basic');
 SELECT flow_mismatches('test_numbers_basic');
@@ -231,6 +232,7 @@ SELECT sum(CASE WHEN number > 0 THEN 1 END), count(-number), bool_or(NOT number 
        date_trunc('second', ts) AS w
 FROM numbers_input_df_func n GROUP BY w
 $$);
+SELECT flowpg.flush_flow('df_names') >= 0 AS backfilled;
 SELECT name FROM sink_columns('df_names_out');
 SELECT flow_mismatches('df_names');
 -- two outputs GreptimeDB would name alike; a name longer than PostgreSQL's
@@ -277,6 +279,8 @@ AS SELECT host, sum(v) AS s, date_trunc('minute', ts) AS m FROM metric_src GROUP
 SELECT flow_name, result FROM flowpg.execute($$
 CREATE FLOW e_days SINK TO e_days_out EXPIRE AFTER (('7days'::INTERVAL)) EVAL INTERVAL '30s'
 AS SELECT host, sum(v) AS s, date_trunc('minute', ts) AS m FROM metric_src GROUP BY host, m$$);
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name LIKE 'e\_%' ORDER BY flow_name;
 SELECT flow_name, expire_after, comment, options
 FROM flowpg.information_schema_flows WHERE flow_name LIKE 'e\_%' ORDER BY flow_name;
 SELECT flow_name, mode, eval_interval FROM flowpg.flows WHERE flow_name = 'e_days';
@@ -308,6 +312,7 @@ SELECT * FROM flowpg.execute($$CREATE OR REPLACE FLOW IF NOT EXISTS e_plain SINK
 SELECT flow_name, result FROM flowpg.execute($$
 CREATE OR REPLACE FLOW e_plain SINK TO e_plain_out EXPIRE AFTER '10 minute'
 AS SELECT host, sum(v) AS s, date_trunc('minute', ts) AS m FROM metric_src WHERE host = 'a' GROUP BY host, m$$);
+SELECT flowpg.flush_flow('e_plain') >= 0 AS backfilled;
 SELECT host, s FROM e_plain_out;
 SELECT flow_mismatches('e_plain');
 SELECT * FROM flowpg.execute('DROP FLOW no_such_flow');
@@ -504,6 +509,7 @@ SELECT flowpg.create_flow('having_column', 'having_column_out',
     $$SELECT s.k AS grp, count(*) AS n, sum(s.v) AS k
         FROM (SELECT number % 3 AS a, number AS b FROM numbers_input_df_func) AS s(k, v)
        GROUP BY s.k HAVING k > 0$$, eval_interval => '1 hour') > 0 AS created;
+SELECT flowpg.flush_flow('having_column') >= 0 AS backfilled;
 SELECT grp, n FROM having_column_out ORDER BY grp;
 SELECT flow_mismatches('having_column');
 
@@ -542,6 +548,7 @@ SELECT flowpg.create_flow('aged', 'aged_out',
 SELECT flowpg.create_flow('aged', 'aged_out',
     $$SELECT path, count(*) AS n FROM requests WHERE age(ts) < interval '1 day' GROUP BY path$$,
     eval_interval => '1 minute') > 0 AS created;
+SELECT flowpg.flush_flow('aged') >= 0 AS backfilled;
 SELECT query FROM flowpg.flows WHERE flow_name = 'aged';
 SELECT flow_mismatches('aged');
 SELECT flowpg.drop_flow('aged');
@@ -559,6 +566,9 @@ CREATE FLOW tick_time SINK TO tick_time_out EVAL INTERVAL '2 s'
 AS SELECT date_trunc('second', now()) AS ts, count(latency_ms) AS value_count
 FROM requests GROUP BY date_trunc('second', now())$$);
 SELECT flow_name, mode FROM flowpg.flows WHERE flow_name IN ('last_hour', 'slow_recent', 'tick_time') ORDER BY 1;
+-- (tick_time is not flushed: its sink is looked at after its ticks only)
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name IN ('last_hour', 'slow_recent') ORDER BY 1;
 SELECT path, n, worst FROM last_hour_out ORDER BY path;
 SELECT count(*) FROM slow_recent_out;
 -- the first ticks: whole multiples of 2 seconds since the epoch

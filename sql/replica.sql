@@ -25,6 +25,8 @@ SELECT flowpg.create_flow('rep_p', 'rep.parted_s',
 	  FROM rep.parted GROUP BY 1, 2$$) > 0 AS created;
 SELECT flowpg.create_flow('rep_rows', 'rep.big_rows',
   $$SELECT ts, kind, amount FROM rep.events WHERE amount > 480$$) > 0 AS created;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled
+  FROM flowpg.flows WHERE flow_name LIKE 'rep\_%' ORDER BY flow_name;
 SELECT c.relname, string_agg(t.tgname || ':' || t.tgenabled::text, ' ' ORDER BY t.tgname) AS triggers
   FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
  WHERE c.relnamespace = 'rep'::regnamespace AND t.tgname LIKE 'flowpg%'

@@ -44,6 +44,8 @@ SELECT flowpg.create_flow('buckets', 'visitor_buckets',
 	  FROM measures GROUP BY 1, 2$$) > 0 AS created;
 SELECT flow_name, mode FROM flowpg.flows
  WHERE flow_name IN ('unit_avg', 'hll_visitors', 'buckets') ORDER BY 1;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name IN ('unit_avg', 'hll_visitors', 'buckets') ORDER BY 1;
 
 -- Writers with another search_path, and the worker, evaluate under the pinned one.
 SET search_path = public;
@@ -75,6 +77,7 @@ CREATE FUNCTION lib.weight(v int) RETURNS int LANGUAGE sql STABLE
 	AS 'SELECT w FROM weights WHERE k = v';
 SELECT flowpg.create_flow('weighted', 'weighted_sensors',
   $$SELECT sensor, count(*) AS n, sum(weight(sensor)) AS weight FROM measures GROUP BY 1$$) > 0 AS created;
+SELECT flowpg.flush_flow('weighted') >= 0 AS backfilled;
 SELECT s FROM flowpg.flow, unnest(settings) s WHERE flow_name = 'weighted' AND s LIKE 'search_path=%';
 CREATE TEMP TABLE weights (k int, w int);
 INSERT INTO weights SELECT k, -1 FROM generate_series(0, 3) k;

@@ -19,6 +19,7 @@ SET ROLE regress_flow_owner;
 -- Reading granted columns is enough to create a flow; the sink is the owner's.
 SELECT flowpg.create_flow('sec_kinds', 'sec.kinds_per_hour',
   $$SELECT kind, date_trunc('hour', at) AS hour, count(*) AS n FROM sec.events GROUP BY 1, 2$$) > 0 AS created;
+SELECT flowpg.flush_flow('sec_kinds') >= 0 AS backfilled;
 SELECT owner FROM flowpg.flows WHERE flow_name = 'sec_kinds';
 SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'sec.kinds_per_hour'::regclass;
 -- Columns and tables it may not read are refused, and so are tables it may
@@ -62,6 +63,7 @@ SET ROLE regress_flow_owner;
 SELECT flowpg.create_flow('sec_kinds', 'sec.kinds_per_hour',
   $$SELECT kind, date_trunc('hour', at) AS hour, count(*) AS n FROM sec.events WHERE kind <> 'k0' GROUP BY 1, 2$$,
   or_replace => true) > 0 AS replaced;
+SELECT flowpg.flush_flow('sec_kinds') >= 0 AS backfilled;
 SELECT count(DISTINCT kind) FROM sec.kinds_per_hour;
 RESET ROLE;
 SELECT flowpg.drop_flow('sec_kinds');

@@ -47,6 +47,7 @@ GRANT SELECT, TRIGGER ON sm.later TO regress_sm_owner;
 SET ROLE regress_sm_owner;
 SELECT flowpg.create_flow('sm_later', 'sm.later_sink',
   $$SELECT k, count(*) AS n, sum(v) AS total FROM sm.later GROUP BY k$$, mode => 'streaming') > 0 AS created;
+SELECT flowpg.flush_flow('sm_later') >= 0 AS backfilled;
 RESET ROLE;
 ALTER TABLE sm.later ENABLE ROW LEVEL SECURITY;
 CREATE POLICY only_one ON sm.later FOR SELECT TO regress_sm_owner USING (k = 1);
@@ -69,6 +70,8 @@ SELECT flowpg.create_flow('sm_revoked', 'sm.revoked_sink',
   $$SELECT k, count(*) AS n, sum(v) AS total FROM sm.revoked GROUP BY k$$, mode => 'streaming') > 0 AS created;
 SELECT flowpg.create_flow('sm_revoked_all', 'sm.revoked_all_sink',
   $$SELECT k, count(*) AS n, sum(v) AS total FROM sm.revoked_all GROUP BY k$$, mode => 'streaming') > 0 AS created;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name LIKE 'sm\_revoked%' ORDER BY 1;
 RESET ROLE;
 INSERT INTO sm.revoked VALUES ('2024-01-01', 1, 10);		-- still allowed: counted
 SELECT flowpg.flush_flow('sm_revoked') >= 0 AS flushed;
@@ -149,6 +152,8 @@ SELECT flowpg.create_flow('sm_codes', 'sm.codes',
 SELECT flowpg.create_flow('sm_codes_s', 'sm.codes_s',
   $$SELECT k, count(*) AS n, sum(code::int) AS total FROM sm.raw GROUP BY k$$,
   mode => 'streaming') > 0 AS created;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name LIKE 'sm\_codes%' ORDER BY 1;
 RESET ROLE;
 -- a writer that is not the owner gets a warning without the error's text
 SET ROLE regress_sm_other;
@@ -295,6 +300,8 @@ SET ROLE regress_sm_owner;
 SELECT flowpg.create_flow('sm_pol_' || m, 'sm.pol_' || m,
   $$SELECT date_trunc('minute', ts) AS minute, device, count(*) AS n, sum(v) AS s FROM sm.pol GROUP BY 1, 2$$,
   mode => m) > 0 AS created FROM unnest(ARRAY['streaming', 'batching']) m;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name LIKE 'sm\_pol\_%' ORDER BY 1;
 RESET ROLE;
 SET ROLE regress_sm_tabowner;
 CREATE POLICY pa ON sm.pol FOR SELECT TO regress_sm_owner USING (device < 10);

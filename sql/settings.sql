@@ -23,8 +23,10 @@ SELECT * FROM flowpg.flow_window_bounds('daily_kolkata', '2024-05-02 12:00:00+00
 -- ... while the session's own zone gives other days.
 SELECT * FROM flowpg.window_bounds($$date_trunc('day', $1)$$, '2024-05-02 12:00:00+00'::timestamptz);
 
--- The backfill ran in Kolkata time: each sink day starts at 18:30 UTC.
+-- The backfill ran in Kolkata time: each sink day starts at 18:30 UTC
+-- (flush_flow completes it, here in a UTC session, if the worker has not).
 SET TimeZone = 'UTC';
+SELECT flowpg.flush_flow('daily_kolkata') >= 0 AS backfilled;
 SELECT DISTINCT day FROM visits_daily_kolkata ORDER BY day;
 SELECT sum(n) AS visits FROM visits_daily_kolkata;
 
@@ -43,6 +45,7 @@ SET TimeZone = 'Asia/Tokyo';
 SELECT flowpg.create_flow('bins_tokyo', 'visits_bins_tokyo',
   $$SELECT date_bin('6 hours', at, '2024-01-01 00:00') AS bin, count(*) AS n FROM visits GROUP BY 1$$) > 0 AS created;
 SET TimeZone = 'UTC';
+SELECT flowpg.flush_flow('bins_tokyo') >= 0 AS backfilled;	-- in a UTC session
 SELECT * FROM flowpg.flow_window_bounds('bins_tokyo', '2024-05-01 12:00:00+00'::timestamptz);
 SELECT window_expression FROM flowpg.flows WHERE flow_name = 'bins_tokyo';
 SELECT min(bin) FROM visits_bins_tokyo;

@@ -81,10 +81,13 @@ SELECT flowpg.create_flow('st_outputs', 'st.outputs', $$
 		   count(*) * 2 AS doubled, sum(f8) / nullif(count(f8), 0) AS mean,
 		   date_trunc('hour', ts) + interval '1 hour' AS hour_end
 	  FROM st.readings GROUP BY 1, 2$$) > 0 AS created;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name IN ('st_nowindow', 'st_total', 'st_outputs') ORDER BY flow_id;
 
 -- Flows without aggregates append projected rows.
 SELECT flowpg.create_flow('st_rows', 'st.big_rows', $$
 	SELECT ts, device, f8 * 2 AS doubled FROM st.readings WHERE f8 > 900$$) > 0 AS created;
+SELECT flowpg.flush_flow('st_rows') >= 0 AS backfilled;
 
 -- A user-defined aggregate with a combine function, and one with an
 -- internal state and serialization functions.
@@ -97,6 +100,7 @@ SELECT flowpg.create_flow('st_custom', 'st.custom', $$
 	SELECT date_trunc('hour', ts) AS hour, st.total_of(big) AS total, st.mean_of(price) AS mean
 	  FROM st.readings GROUP BY 1$$) > 0 AS created;
 SELECT mode FROM flowpg.flows WHERE flow_name = 'st_custom';
+SELECT flowpg.flush_flow('st_custom') >= 0 AS backfilled;
 
 -- New rows: single statements, several statements, COPY.
 SELECT st.load(3001, 3600);
@@ -230,6 +234,7 @@ SELECT count(*) AS flows_left FROM flowpg.flows WHERE flow_name = 'st_deferred';
 CREATE TABLE st.ratios (k int, d int);
 SELECT flowpg.create_flow('st_ratio', 'st.ratio_sink', $$
 	SELECT k, sum(100 / d) AS s FROM st.ratios GROUP BY k$$) > 0 AS created;
+SELECT flowpg.flush_flow('st_ratio') >= 0 AS backfilled;
 INSERT INTO st.ratios VALUES (1, 5), (1, 0);
 SELECT count(*) AS rows_kept FROM st.ratios;
 SELECT flowpg.flush_flow('st_ratio');

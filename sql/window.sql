@@ -55,6 +55,8 @@ SELECT flowpg.create_flow('by_day', 'readings_by_day',
   $$SELECT day, sensor, max(reading) AS top FROM readings GROUP BY day, sensor$$) > 0 AS created;
 SELECT flowpg.create_flow('by_week', 'readings_by_week',
   $$SELECT sensor, date_trunc('week', at)::date AS week, avg(reading) AS mean FROM readings GROUP BY 1, 2$$) > 0 AS created;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled FROM flowpg.flows
+ WHERE flow_name LIKE 'by\_%' ORDER BY flow_id;
 SELECT flow_name, time_column, window_expression FROM flowpg.flows
  WHERE flow_name LIKE 'by\_%' ORDER BY flow_id;
 SELECT flow_name, flow_mismatches(flow_name) AS mismatches FROM flowpg.flows

@@ -18,6 +18,13 @@
  * after it (the flow's lock keeps pieces, rounds and refreshes apart):
  * nothing counts twice, nothing is missed at the seam.
  *
+ * A streaming flow is backfilled by its state's first load instead, which
+ * reads the source once and writes every group (stream_refill.c's
+ * load_flow); the round that wrote them ends its backfill (stream_round.c).
+ * Recomputing the sink in pieces beside it would not be exact: a batch
+ * that a piece's snapshot saw but the state had not applied yet would be
+ * written as a new group into a sink that holds it.
+ *
  * The time range is read once, at the first piece: rows committed later
  * are captured, whatever their time.  The first piece starts at the first
  * window and the last one ends after the last, so rows a replaced flow left
@@ -25,7 +32,7 @@
  * recomputed whole, in one piece.  flush_flow does the rest of a backfill
  * in the caller (backfill_complete).
  *
- * This file owns flowpg.flow_backfill.
+ * This file owns flowpg.flow_backfill; pieces are for batching flows.
  *
  *-------------------------------------------------------------------------
  */

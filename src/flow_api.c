@@ -363,9 +363,17 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	sink_install_guard(entry->sink_relid);
 	if (existing && existing->sink_relid != entry->sink_relid)
 		sink_remove_guard(existing->sink_relid);
-	/* online: the worker computes the sink in pieces after the commit (backfill.c) */
+	/*
+	 * Online: the worker computes the sink after the commit (backfill.c),
+	 * a streaming flow's by loading its state.  A replaced streaming flow's
+	 * old rows go with a whole recompute in the same round.
+	 */
 	if (backfill)
+	{
 		backfill_begin(entry->flow_id);
+		if (existing && strcmp(entry->mode, "streaming") == 0)
+			dirty_log_append(entry->flow_id, true, 0, 0, 0);
+	}
 	else if (existing)
 	{
 		backfill_forget(entry->flow_id);	/* the old definition's */

@@ -295,7 +295,7 @@ stats_schedule(void)
 	catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
 							 "f.state = 'restoring', f.eval_interval, "
 							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid, "
-							 "b.flow_id IS NOT NULL "
+							 "b.flow_id IS NOT NULL AND f.mode <> 'streaming' "
 							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id) "
 							 "LEFT JOIN flowpg.flow_backfill b USING (flow_id)",
 							 0, NULL, NULL, NULL);

@@ -39,7 +39,7 @@ typedef struct FlowSchedule
 	int64		flow_id;
 	bool		batching;
 	bool		restoring;
-	bool		backfilling;	/* flowpg.flow_backfill has it */
+	bool		backfilling;	/* a batching flow flowpg.flow_backfill has */
 	bool		has_next_run;
 	TimestampTz next_run_at;
 	Interval   *eval_interval;	/* NULL: adaptive */

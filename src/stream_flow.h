@@ -119,6 +119,9 @@ typedef struct StreamFlow
 	List	   *pending;		/* PendingBatch of this round, oldest first */
 	SinkRows   *append_rows;	/* flows without aggregates: rows to append */
 	bool		writing;		/* this round writes the sink */
+	bool		backfilling;	/* in flowpg.flow_backfill: until its loaded state is written */
+	bool		backfill_ended; /* this round ended it (once it commits) */
+	bool		backfill_checked;	/* backfilling is known for this graph */
 	bool		ran;			/* this transaction's round got its locks and ran */
 	List	   *written;		/* groups written this round (in_sink marks to set) */
 	List	   *written_keep;	/* and whether the sink keeps each (int list) */

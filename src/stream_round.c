@@ -39,6 +39,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
+#include "backfill.h"
 #include "catalog.h"
 #include "dirty_log.h"
 #include "guc.h"
@@ -164,12 +165,17 @@ open_flow(StreamFlow *flow)
 	{
 		MemoryContext old = MemoryContextSwitchTo(flow->memory);
 
+		StreamGraph *graph;
+
 		flow->entry = catalog_get_by_id(flow->flow_id);
-		flow->graph = graph_build(flow->entry, flow->memory);
-		if (flow->graph->plan->window_expr && flow->graph->window_key >= 0)
-			flow->probe = flow_plan_window_probe(flow->graph->plan);
-		flow->trans = palloc(sizeof(AggTrans) * Max(flow->graph->naggs, 1));
-		flow->partials = palloc(sizeof(AggTrans) * Max(flow->graph->naggs, 1));
+		graph = graph_build(flow->entry, flow->memory);
+		flow->backfill_checked = false;
+		flow->probe = NULL;
+		if (graph->plan->window_expr && graph->window_key >= 0)
+			flow->probe = flow_plan_window_probe(graph->plan);
+		flow->trans = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
+		flow->partials = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
+		flow->graph = graph;	/* last: an error above leaves no half-open flow */
 		MemoryContextSwitchTo(old);
 	}
 	flow->sh = shared_part(flow->flow_id, true);
@@ -477,6 +483,12 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	/* the snapshot first: every batch it sees is in the queue by now */
 	PushActiveSnapshot(GetTransactionSnapshot());
 	take_batches(flow);
+	/* a new definition, with a backfill: the state's first load is it */
+	if (!flow->backfill_checked)
+	{
+		flow->backfilling = backfill_pending(flow->flow_id);
+		flow->backfill_checked = true;
+	}
 
 	expire_windows(flow);
 	if (queue_take_evict(flow->flow_id))
@@ -553,6 +565,19 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		sh->last_flush = now;
 	}
 	t_write = GetCurrentTimestamp();
+
+	/*
+	 * The backfill of a streaming flow is its state's first load, which
+	 * marks every group changed (load_flow): once they are in the sink, it
+	 * is complete.  Its batches the load's snapshot saw are skipped, later
+	 * ones applied, as for any refill: nothing counts twice.
+	 */
+	flow->backfill_ended = false;
+	if (flow->backfilling && sh->loaded && !has_changes(flow))
+	{
+		backfill_forget(flow->flow_id);
+		flow->backfill_ended = true;
+	}
 	if (repairing)
 		ereport(LOG,
 				(errmsg("flowpg: flow \"%s\" recomputed what an unfinished round touched in %ld ms",
@@ -599,6 +624,8 @@ round_committed(StreamFlow *flow)
 	}
 	queue_remove(flow->flow_id, done);
 	list_free(done);
+	if (flow->backfill_ended)
+		flow->backfilling = flow->backfill_ended = false;
 	if (flow->written != NIL)
 	{
 		ListCell   *lg;

@@ -409,6 +409,7 @@ flow_run_call(void *arg)
 	{
 		/* one piece per run: other flows get their turns in between */
 		(void) backfill_step(run->entry, &run->result.rows_out);
+		stats_set_next_run(run->entry->flow_id, GetCurrentTimestamp());
 	}
 	else
 	{
@@ -573,8 +574,12 @@ run_due_flows(long *wait_ms, bool *worked)
 				if (((DirtyFlow *) lfirst(lc2))->flow_id == flow_id)
 					dirty_flow = lfirst(lc2);
 			/* streaming flows: their dirty log is stream_run's */
-			if (f->restoring || f->backfilling)
+			if (f->restoring)
 				next_null = true;	/* due, whatever its mode */
+			else if (f->backfilling)
+			{
+				/* due, unless a failure's backoff delays it */
+			}
 			else if (!f->batching || (dirty_flow == NULL && !f->uses_now))
 				continue;
 			else if (f->eval_interval)
@@ -821,14 +826,6 @@ flowpg_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-		}
-		if (waiting_for_update())
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 UPDATE_CHECK_MS, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			last_work = GetCurrentTimestamp();	/* waiting is not idling: stay */
-			continue;
 		}
 		if (waiting_for_update())
 		{

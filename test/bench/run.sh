@@ -242,7 +242,7 @@ CONFIGS=("${ALL_CONFIGS[@]}")
 METHODS=("${ALL_METHODS[@]}")
 [ -n "${ONLY_CONFIGS:-}" ] && IFS=, read -r -a CONFIGS <<< "none,$ONLY_CONFIGS"
 [ -n "${ONLY_METHODS:-}" ] && IFS=, read -r -a METHODS <<< "$ONLY_METHODS"
-declare -A RESULT VERIFIED CATCHUP
+declare -A RESULT VERIFIED CATCHUP ONLINE_CREATE ONLINE_BACKFILL ONLINE_WORST ONLINE_RATE ONLINE_VERIFIED ONLINE_INLINE
 for config in "${CONFIGS[@]}"; do
     echo "bench: $config ..."
     CURRENT_CONFIG=$config
@@ -341,6 +341,49 @@ FRESH_P99=$(printf '%s\n' "${lat[@]}" | sort -g | awk '{a[NR]=$1} END {i = int(N
 FRESH_MAX=$(printf '%s\n' "${lat[@]}" | sort -g | tail -1)
 FRESH_VERIFIED=$(verify streaming)
 
+# Online creation: create_flow over twice the COPY's rows while 2 writers
+# insert single rows (late ones, into the whole day, and new ones), in
+# 3-second flowload runs until the backfill is complete; their worst
+# latency, the time until the flow is active, and the same recompute in one
+# statement (refresh_flow: what create_flow did inline before 0.2, while
+# writers waited for its lock).
+for mode in batching streaming; do
+    echo "bench: online create_flow ($mode) ..."
+    setup_config none
+    load_copy >/dev/null
+    load_copy >/dev/null
+    psql_c "VACUUM ANALYZE metrics" >/dev/null
+    rm -f "$WORK/online.done" "$WORK"/online_load.*.json
+    (
+        n=0
+        while [ ! -f "$WORK/online.done" ]; do
+            n=$((n + 1))
+            "$FLOWLOAD" -d "dbname=bench host=$WORK port=$PORT" --table metrics --clients 2 --batch 1 \
+                --method single --rate 2000 --duration 3 --devices 1000 --seed "$n" --late-fraction 0.5 \
+                --start '2024-01-01 00:00:00+00' --span 90000 \
+                --json > "$WORK/online_load.$n.json" 2>/dev/null || true
+        done
+    ) &
+    LOAD_PID=$!
+    sleep 2
+    t0=$(date +%s.%N)
+    psql_c "SELECT flowpg.create_flow('agg', 'agg_sink', \$q\$$FLOW_QUERY\$q\$, mode => '$mode')" >/dev/null
+    t1=$(date +%s.%N)
+    until [ "$(psql_c "SELECT state FROM flowpg.flows WHERE flow_name = 'agg'")" = active ]; do sleep 0.1; done
+    t2=$(date +%s.%N)
+    sleep 1
+    touch "$WORK/online.done"
+    wait "$LOAD_PID" || true
+    ONLINE_CREATE[$mode]=$(echo "$t1 - $t0" | bc -l)
+    ONLINE_BACKFILL[$mode]=$(echo "$t2 - $t0" | bc -l)
+    ONLINE_WORST[$mode]=$(cat "$WORK"/online_load.*.json | sed -n 's/.*"latency_ms":{[^}]*"max":\([0-9.]*\).*/\1/p' | sort -g | tail -1)
+    ONLINE_RATE[$mode]=$(cat "$WORK"/online_load.*.json | sed -n 's/.*"rows_per_s": *\([0-9.]*\).*/\1/p' | median)
+    psql_c "SELECT flowpg.flush_flow('agg')" >/dev/null
+    ONLINE_VERIFIED[$mode]=$(verify "$mode")
+    t0=$(date +%s.%N); psql_c "SELECT flowpg.refresh_flow('agg')" >/dev/null; t1=$(date +%s.%N)
+    ONLINE_INLINE[$mode]=$(echo "$t1 - $t0" | bc -l)
+done
+
 fi
 
 ###############################################################################
@@ -400,9 +443,18 @@ printf 'incremental refresh after 10,000 late rows over 5 minutes: %.3f s; full 
 printf 'freshness (commit to sink, no flush) under %.0f rows/s, %s probes: median %.0f ms, p99 %.0f ms, max %.0f ms (%s)\n' \
     "${FRESH_RATE:-0}" "$PROBES" "$FRESH_MEDIAN" "$FRESH_P99" "$FRESH_MAX" "$FRESH_VERIFIED"
 fi
+for mode in batching streaming; do
+    [ -n "${ONLINE_CREATE[$mode]:-}" ] || continue
+    printf 'online create_flow (%s) over %d rows under 2 writers (%.0f rows/s): returned in %.2f s; active after %.1f s; writers'"'"' worst latency %.0f ms; the same recompute in one statement: %.1f s (%s)\n' \
+        "$mode" "$(( 2 * ROWS ))" "${ONLINE_RATE[$mode]:-0}" "${ONLINE_CREATE[$mode]}" "${ONLINE_BACKFILL[$mode]}" \
+        "${ONLINE_WORST[$mode]:-0}" "${ONLINE_INLINE[$mode]}" "${ONLINE_VERIFIED[$mode]}"
+done
 echo "streaming state after the COPY: ${STATE_PER_GROUP:-n/a}"
 for config in "${CONFIGS[@]}"; do
     case "${VERIFIED[$config]}" in MISMATCH*) echo "bench: $config sink is not exact" >&2; exit 1 ;; esac
 done
 case "${LATE_VERIFIED:-}" in MISMATCH*) echo "bench: sink not exact after late rows" >&2; exit 1 ;; esac
 case "${FRESH_VERIFIED:-}" in MISMATCH*) echo "bench: streaming sink not exact after the freshness load" >&2; exit 1 ;; esac
+for mode in batching streaming; do
+    case "${ONLINE_VERIFIED[$mode]:-}" in MISMATCH*) echo "bench: $mode sink not exact after the online creation" >&2; exit 1 ;; esac
+done
