@@ -6,8 +6,10 @@
  * 0.2: online backfill (src/backfill.c).  create_flow no longer computes
  * the sink in its own transaction: the worker does it afterwards, in
  * pieces, and the flows show 'backfilling' meanwhile.  Flows of 0.1 were
- * backfilled when they were created: nothing of theirs changes, and the
- * capture triggers, sinks and catalog rows stay as they are.
+ * backfilled when they were created: their sinks and catalog rows stay as
+ * they are; their capture triggers are brought to this version's set and
+ * states (those of flows made by early 0.1 builds fired in every session
+ * and lacked the row trigger for logical replication).
  */
 CREATE TABLE flowpg.flow_backfill (
 	flow_id			bigint PRIMARY KEY,
@@ -114,3 +116,16 @@ FROM flowpg.flow_backfill b
 JOIN flowpg.flow f USING (flow_id);
 
 GRANT SELECT ON flowpg.flow_backfills TO PUBLIC;
+
+/*
+ * Brings every flow's capture triggers to this version's set and states
+ * (src/capture.c); the update scripts run it, so that flows made by an
+ * older release capture as new ones do.
+ */
+CREATE FUNCTION flowpg._repair_capture()
+RETURNS int
+AS 'MODULE_PATHNAME', 'flowpg_repair_capture'
+LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION flowpg._repair_capture() FROM PUBLIC;
+
+SELECT flowpg._repair_capture();

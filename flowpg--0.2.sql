@@ -176,6 +176,16 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'flowpg_capture'
 LANGUAGE C;
 
+/*
+ * Brings every flow's capture triggers to this version's set and states
+ * (src/capture.c); the update scripts run it, so that flows made by an
+ * older release capture as new ones do.
+ */
+CREATE FUNCTION flowpg._repair_capture()
+RETURNS int
+AS 'MODULE_PATHNAME', 'flowpg_repair_capture'
+LANGUAGE C VOLATILE;
+
 /* A truncated sink makes its flow recompute (see sink.c). */
 CREATE FUNCTION flowpg._sink_truncated()
 RETURNS trigger
@@ -511,4 +521,5 @@ CREATE TRIGGER flow_restore_fixup BEFORE INSERT ON flowpg.flow
 
 /* Internal functions: run by flowpg itself, not callable by users. */
 REVOKE EXECUTE ON FUNCTION flowpg._capture(), flowpg._sink_truncated(), flowpg._catalog_restore_fixup(),
-	flowpg._on_sql_drop(), flowpg._on_ddl_command_end(), flowpg._start_pending_flows() FROM PUBLIC;
+	flowpg._on_sql_drop(), flowpg._on_ddl_command_end(), flowpg._start_pending_flows(),
+	flowpg._repair_capture() FROM PUBLIC;

@@ -533,8 +533,9 @@ flowpg_capture(PG_FUNCTION_ARGS)
 }
 
 /* The function of the trigger of this name on the table; InvalidOid if none. */
+/* The function a table's trigger runs, and (enabled) when it fires. */
 static Oid
-trigger_function(Oid relid, const char *tgname)
+trigger_function(Oid relid, const char *tgname, char *enabled)
 {
 	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
 	ScanKeyData keys[2];
@@ -548,7 +549,11 @@ trigger_function(Oid relid, const char *tgname)
 				CStringGetDatum(tgname));
 	scan = systable_beginscan(rel, TriggerRelidNameIndexId, true, NULL, 2, keys);
 	if ((tuple = systable_getnext(scan)) != NULL)
+	{
 		funcid = ((Form_pg_trigger) GETSTRUCT(tuple))->tgfoid;
+		if (enabled)
+			*enabled = ((Form_pg_trigger) GETSTRUCT(tuple))->tgenabled;
+	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return funcid;
@@ -564,7 +569,7 @@ flowpg_function(const char *name)
 bool
 capture_is_flowpg_trigger(Oid relid, const char *tgname)
 {
-	Oid			funcid = trigger_function(relid, tgname);
+	Oid			funcid = trigger_function(relid, tgname, NULL);
 
 	return OidIsValid(funcid) &&
 		(funcid == flowpg_function("_capture") || funcid == flowpg_function("_sink_truncated"));
@@ -577,7 +582,23 @@ capture_has_triggers(Oid relid)
 }
 
 static void
-install_on(Oid relid)
+set_trigger_state(const char *table, const CaptureTrigger *ct)
+{
+	catalog_execute_privileged(psprintf("ALTER TABLE %s ENABLE %s TRIGGER %s", table,
+										ct->enabled == TRIGGER_FIRES_ALWAYS ? "ALWAYS" :
+										ct->enabled == TRIGGER_FIRES_ON_REPLICA ? "REPLICA" : "",
+										quote_identifier(ct->name)),
+							   0, NULL, NULL, NULL);
+}
+
+/*
+ * Installs the capture triggers a table lacks.  repair: also brings those
+ * it has to the state this version gives them (an extension update; a
+ * trigger in another state stays as it is otherwise, since only flowpg
+ * sets them).
+ */
+static void
+install_on(Oid relid, bool repair)
 {
 	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												   get_rel_name(relid));
@@ -585,18 +606,23 @@ install_on(Oid relid)
 	for (int i = 0; i < lengthof(capture_triggers); i++)
 	{
 		const CaptureTrigger *ct = &capture_triggers[i];
+		char		enabled = '\0';
 
 		if (!trigger_applies(ct, relid))
 			continue;
 		if (OidIsValid(get_trigger_oid(relid, ct->name, true)))
 		{
+			Oid			funcid = trigger_function(relid, ct->name, &enabled);
+
 			/* flowpg finds its triggers by name: that one must be its own */
-			if (!capture_is_flowpg_trigger(relid, ct->name))
+			if (!OidIsValid(funcid) || funcid != flowpg_function("_capture"))
 				ereport(ERROR,
 						(errcode(ERRCODE_DUPLICATE_OBJECT),
 						 errmsg("table %s already has a trigger named %s that flowpg did not create",
 								get_rel_name(relid), ct->name),
 						 errhint("Rename or drop that trigger; flowpg needs the name for its capture trigger.")));
+			if (repair && enabled != ct->enabled)
+				set_trigger_state(table, ct);
 			continue;
 		}
 		catalog_execute_privileged(psprintf("CREATE TRIGGER %s %s EXECUTE FUNCTION flowpg._capture()",
@@ -604,10 +630,7 @@ install_on(Oid relid)
 											psprintf(ct->definition, table)),
 								   0, NULL, NULL, NULL);
 		if (ct->enabled != TRIGGER_FIRES_ON_ORIGIN)
-			catalog_execute_privileged(psprintf("ALTER TABLE %s ENABLE %s TRIGGER %s", table,
-												ct->enabled == TRIGGER_FIRES_ALWAYS ? "ALWAYS" : "REPLICA",
-												quote_identifier(ct->name)),
-									   0, NULL, NULL, NULL);
+			set_trigger_state(table, ct);
 	}
 }
 
@@ -618,7 +641,34 @@ capture_install(Oid relid)
 	ListCell   *lc;
 
 	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
-		install_on(lfirst_oid(lc));
+		install_on(lfirst_oid(lc), false);
+}
+
+PG_FUNCTION_INFO_V1(flowpg_repair_capture);
+
+/*
+ * flowpg._repair_capture(), run by the extension's update scripts: every
+ * flow's sources get the capture triggers of this version, in the states
+ * it gives them, so that flows made by an older release capture as new
+ * ones do without being re-created.  Returns the tables it looked at.
+ */
+Datum
+flowpg_repair_capture(PG_FUNCTION_ARGS)
+{
+	List	   *tables = NIL;
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	foreach(lc, catalog_get_all())
+		foreach(lc2, ((FlowEntry *) lfirst(lc))->source_relids)
+			tables = list_append_unique_oid(tables, lfirst_oid(lc2));
+	foreach(lc, tables)
+	{
+		LockRelationOid(lfirst_oid(lc), ShareRowExclusiveLock);
+		foreach(lc2, find_all_inheritors(lfirst_oid(lc), ShareRowExclusiveLock, NULL))
+			install_on(lfirst_oid(lc2), true);
+	}
+	PG_RETURN_INT32(list_length(tables));
 }
 
 static void remove_from(Oid relid);

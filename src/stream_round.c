@@ -423,6 +423,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	int64		rows_before;
 	bool		dirty;
 	bool		repairing;
+	bool		wrote;
 	TimestampTz t_dirty = 0,
 				t_apply = 0,
 				t_write = 0;
@@ -556,7 +557,8 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000;
 	apply_pending(flow);
 	t_apply = GetCurrentTimestamp();
-	if (has_changes(flow) && flow->writing)
+	wrote = has_changes(flow) && flow->writing;
+	if (wrote)
 	{
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
@@ -568,12 +570,12 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 
 	/*
 	 * The backfill of a streaming flow is its state's first load, which
-	 * marks every group changed (load_flow): once they are in the sink, it
-	 * is complete.  Its batches the load's snapshot saw are skipped, later
+	 * marks every group changed (load_flow): once they are in the sink
+	 * (written by this round, or earlier), it is complete.  Its batches the load's snapshot saw are skipped, later
 	 * ones applied, as for any refill: nothing counts twice.
 	 */
 	flow->backfill_ended = false;
-	if (flow->backfilling && sh->loaded && !has_changes(flow))
+	if (flow->backfilling && sh->loaded && (wrote || !has_changes(flow)))
 	{
 		backfill_forget(flow->flow_id);
 		flow->backfill_ended = true;

@@ -4,6 +4,9 @@
 # sink tables.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use FlowpgTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -42,6 +45,10 @@ SELECT flowpg.create_flow('device_totals', 'device_totals',
   $$SELECT device, count(*) AS n, sum(value) AS total FROM metrics GROUP BY device$$,
   mode => 'batching', eval_interval => '30 seconds', comment => 'totals per device');
 });
+# the backfills, online after create_flow: done by the worker
+ok(FlowpgTest::poll_until($node, 'flowdb',
+		q{SELECT count(*) FROM flowpg.flows WHERE state = 'active'}, '2', 60),
+	'the worker completes both backfills');
 
 # Everything that defines a flow (not its state or update time).
 my $definition_sql = q{
@@ -88,7 +95,7 @@ isnt(
 is($node->safe_psql('flowdb', $oracle_sql),
 	'0', 'backfill: sink equals the query over the source');
 is($node->safe_psql('flowdb', 'SELECT count(*) FROM device_totals'),
-	'5', 'backfill: batching sink filled at create time');
+	'5', 'backfill: batching sink filled by the backfill');
 
 my $catalog_before = $node->safe_psql('flowdb', $catalog_sql);
 my $definition_before = $node->safe_psql('flowdb', $definition_sql);

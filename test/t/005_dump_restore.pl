@@ -38,6 +38,7 @@ SELECT flowpg.create_flow('per_minute', 'metrics_per_minute',
 SELECT flowpg.create_flow('device_totals', 'device_totals',
   $$SELECT device, count(*) AS n, sum(value) AS total FROM metrics GROUP BY device$$,
   mode => 'batching', eval_interval => '30 seconds');
+SELECT flowpg.flush_flow('per_minute'), flowpg.flush_flow('device_totals');  -- the backfills
 });
 
 # Oracles: rows of each sink and of its query without a twin on the other side.
