@@ -29,6 +29,8 @@
 #include "postgres.h"
 
 #include "access/stratnum.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -40,6 +42,7 @@
 #include "utils/guc.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/inval.h"
 #include "utils/timestamp.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
@@ -265,10 +268,34 @@ typedef struct RunContext
 	FlowIdentity identity;
 } RunContext;
 
+/*
+ * Brings the partition descriptors of the flow's partitioned sources up to
+ * the caller's snapshot before the run reads them.  ATTACH PARTITION locks
+ * the parent only against other DDL, so the source lock we hold does not
+ * keep it out, and its transaction turns visible to snapshots (and wakes
+ * the worker at commit) before it sends the invalidation of the parent: a
+ * run could see its dirty log entry, yet plan the source with the
+ * partitions of before and consume the entry without the new one's rows.
+ * The attached partition stays locked by the ATTACH until the invalidation
+ * is sent; locking the partitions the catalog shows now waits for that and
+ * takes the invalidation in.
+ */
+static void
+lock_source_partitions(FlowEntry *entry)
+{
+	ListCell   *lc;
+
+	foreach(lc, entry->source_relids)
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_PARTITIONED_TABLE)
+			list_free(find_all_inheritors(lfirst_oid(lc), AccessShareLock, NULL));
+	AcceptInvalidationMessages();
+}
+
 /* Enters the flow's world: its plan, pinned settings, owner and SPI. */
 static void
 run_begin(RunContext *run, FlowEntry *entry)
 {
+	lock_source_partitions(entry);
 	run->entry = entry;
 	run->plan = flow_plan_for_entry(entry);
 	/* the owner's code runs here: it may not change the caller's session */

@@ -596,8 +596,9 @@ wait_for_pending_start(const char *flow_name)
 	FlowEntry  *entry;
 	uint64		pass;
 
+	/* started by a worker between the caller's look at the catalog and ours */
 	if (pending == NULL)
-		return NULL;
+		return catalog_get_by_name(flow_name);
 	if (!has_privs_of_role(GetUserId(), pending->owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

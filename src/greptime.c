@@ -1103,7 +1103,8 @@ show_rows(ReturnSetInfo *rsinfo, const char *sql, const char *pattern)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(sql, 1, types, values, nulls, true, 0) != SPI_OK_SELECT)
+	/* not read-only: a fresh snapshot sees what earlier statements of the call did */
+	if (SPI_execute_with_args(sql, 1, types, values, nulls, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "flowpg could not run \"%s\"", sql);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{

@@ -369,7 +369,15 @@ for mode in batching streaming; do
     t0=$(date +%s.%N)
     psql_c "SELECT flowpg.create_flow('agg', 'agg_sink', \$q\$$FLOW_QUERY\$q\$, mode => '$mode')" >/dev/null
     t1=$(date +%s.%N)
-    until [ "$(psql_c "SELECT state FROM flowpg.flows WHERE flow_name = 'agg'")" = active ]; do sleep 0.1; done
+    deadline=$(( $(date +%s) + 900 ))
+    until [ "$(psql_c "SELECT state FROM flowpg.flows WHERE flow_name = 'agg'")" = active ]; do
+        if [ "$(date +%s)" -gt "$deadline" ]; then
+            touch "$WORK/online.done"
+            echo "bench: the $mode flow's backfill did not complete: $(psql_c "SELECT state || ': ' || coalesce(state_reason, '') FROM flowpg.flows WHERE flow_name = 'agg'")" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
     t2=$(date +%s.%N)
     sleep 1
     touch "$WORK/online.done"
