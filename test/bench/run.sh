@@ -347,7 +347,8 @@ FRESH_VERIFIED=$(verify streaming)
 # latency, the time until the flow is active, and the same recompute in one
 # statement (refresh_flow: what create_flow did inline before 0.2, while
 # writers waited for its lock).
-for mode in batching streaming; do
+# (--quick: batching only; TAP test 025 runs both engines through this)
+for mode in batching $([ "$QUICK" = 1 ] || echo streaming); do
     echo "bench: online create_flow ($mode) ..."
     setup_config none
     load_copy >/dev/null
