@@ -45,7 +45,9 @@ OBJS = \
 	src/stream_evict.o \
 	src/stream_round.o
 DATA = flowpg--0.1.sql flowpg--0.2.sql flowpg--0.1--0.2.sql
-PG_CPPFLAGS = -I$(srcdir)/src
+# The SQL objects' version the library works with (catalog.h), from the control file.
+EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" flowpg.control)
+PG_CPPFLAGS = -I$(srcdir)/src -DFLOWPG_VERSION='"$(EXTVERSION)"'
 
 # The regression suites: one file per topic of the user contract.
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
@@ -73,7 +75,7 @@ clean-flowload:
 	@$(MAKE) --no-print-directory -C test/tools clean
 
 # PGXS tracks no header dependencies: rebuild everything when one changes.
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*.h) flowpg.control
 
 .PHONY: deps demo test bench
 

@@ -23,6 +23,12 @@ CREATE TABLE flowpg.flow_backfill (
 );
 
 REVOKE ALL ON flowpg.flow_backfill FROM PUBLIC;
+/* flowpg's functions act as the catalog's owner (catalog.c), who may not be the updating role */
+DO $$
+BEGIN
+	EXECUTE pg_catalog.format('ALTER TABLE flowpg.flow_backfill OWNER TO %I',
+		(SELECT c.relowner::regrole::text FROM pg_catalog.pg_class c WHERE c.oid = 'flowpg.flow'::regclass));
+END $$;
 
 CREATE OR REPLACE VIEW flowpg.flows AS
 SELECT f.flow_id,
@@ -40,7 +46,10 @@ SELECT f.flow_id,
 	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
 			ELSE st.state END AS state,
 	   /* a failure's message can quote data: only for roles that may act for the owner */
-	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL
+	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL AND f.mode = 'streaming'
+			THEN 'computing the sink from the rows the source held at creation: '
+				 || 'loading the state from the source, then writing every group'
+			WHEN st.state = 'active' AND b.flow_id IS NOT NULL
 			THEN 'computing the sink from the rows the source held at creation: '
 				 || b.pieces_done || ' of ' || coalesce(b.pieces_total::text, '?')
 				 || ' pieces done (flowpg.flow_backfills)'

@@ -287,7 +287,10 @@ SELECT f.flow_id,
 	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
 			ELSE st.state END AS state,
 	   /* a failure's message can quote data: only for roles that may act for the owner */
-	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL
+	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL AND f.mode = 'streaming'
+			THEN 'computing the sink from the rows the source held at creation: '
+				 || 'loading the state from the source, then writing every group'
+			WHEN st.state = 'active' AND b.flow_id IS NOT NULL
 			THEN 'computing the sink from the rows the source held at creation: '
 				 || b.pieces_done || ' of ' || coalesce(b.pieces_total::text, '?')
 				 || ' pieces done (flowpg.flow_backfills)'

@@ -132,3 +132,31 @@ SELECT count(*) AS flows_left FROM flowpg.flows WHERE flow_name = 'per_minute_ba
 SELECT to_regclass('metrics_per_minute_batch') IS NOT NULL AS sink_kept;
 SELECT flowpg.drop_flow('per_minute_batch', if_exists => true);
 SELECT flow_name FROM flowpg.flows ORDER BY flow_id;
+
+-- A flow created over a sink that still holds another flow's rows (drop_flow
+-- keeps the sink): the backfill replaces them all, in both engines, also
+-- when the worker does it.
+CREATE TABLE reuse_src (ts timestamptz NOT NULL, k int NOT NULL, v int NOT NULL);
+INSERT INTO reuse_src SELECT '2024-01-01'::timestamptz + i * interval '13 minutes', i % 4, i
+  FROM generate_series(1, 300) i;
+SELECT flowpg.create_flow('reuse_' || m, 'reuse_sink_' || m,
+  $$SELECT k, date_trunc('hour', ts) AS hour, count(*) AS n FROM reuse_src GROUP BY 1, 2$$,
+  mode => m) > 0 AS created
+  FROM unnest(ARRAY['streaming', 'batching']) m;
+SELECT flowpg.flush_flow('reuse_' || m) >= 0 AS flushed FROM unnest(ARRAY['streaming', 'batching']) m;
+SELECT flowpg.drop_flow('reuse_' || m) FROM unnest(ARRAY['streaming', 'batching']) m;
+-- the new query keeps only k = 0: the other keys' rows must go
+SELECT flowpg.create_flow('reuse_' || m, 'reuse_sink_' || m,
+  $$SELECT k, date_trunc('hour', ts) AS hour, count(*) AS n FROM reuse_src WHERE k = 0 GROUP BY 1, 2$$,
+  mode => m) > 0 AS created
+  FROM unnest(ARRAY['streaming', 'batching']) m;
+-- the worker's backfill, then a flush that has nothing of the backfill left
+DO $$
+BEGIN
+	FOR i IN 1 .. 300 LOOP
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM flowpg.flows WHERE flow_name LIKE 'reuse\_%' AND state <> 'active');
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END $$;
+SELECT flow_name, state, flowpg.flush_flow(flow_name) >= 0 AS flushed, flow_mismatches(flow_name) AS mismatches
+  FROM flowpg.flows WHERE flow_name LIKE 'reuse\_%' ORDER BY 1;

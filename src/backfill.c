@@ -40,10 +40,13 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_index.h"
+#include "common/int.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/partcache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -77,10 +80,24 @@ backfill_begin(int64 flow_id)
 							 flow_id);
 }
 
+/*
+ * The table exists from 0.2 on; a database still at 0.1 under this library
+ * (before ALTER EXTENSION UPDATE) has none: nothing is backfilling there,
+ * and dropping a flow (DROP TABLE ... CASCADE) must still work.
+ */
+static bool
+backfill_table_exists(void)
+{
+	Oid			nspid = get_namespace_oid("flowpg", true);
+
+	return OidIsValid(nspid) && OidIsValid(get_relname_relid("flow_backfill", nspid));
+}
+
 void
 backfill_forget(int64 flow_id)
 {
-	catalog_execute_for_flow("DELETE FROM flowpg.flow_backfill WHERE flow_id = $1", flow_id);
+	if (backfill_table_exists())
+		catalog_execute_for_flow("DELETE FROM flowpg.flow_backfill WHERE flow_id = $1", flow_id);
 }
 
 static bool
@@ -90,6 +107,8 @@ read_backfill(int64 flow_id, Backfill *b)
 	Datum		values[1] = {Int64GetDatum(flow_id)};
 	bool		found;
 
+	if (!backfill_table_exists())
+		return false;
 	catalog_query_privileged("SELECT time_lo, time_hi, done_until, pieces_done, pieces_total "
 							 "FROM flowpg.flow_backfill WHERE flow_id = $1",
 							 1, types, values, NULL);
@@ -122,7 +141,7 @@ backfill_pending(int64 flow_id)
 static void
 record_piece(int64 flow_id, const Backfill *b, uint64 rows)
 {
-	Oid			types[6] = {INT8OID, INT8OID, INT8OID, INT8OID, INT4OID, INT4OID};
+	Oid			types[6] = {INT8OID, INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
 	Datum		values[6];
 
 	values[0] = Int64GetDatum(flow_id);
@@ -168,6 +187,7 @@ time_is_indexed(FlowEntry *entry)
 			ReleaseSysCache(tuple);
 		}
 	}
+	list_free(indexes);
 	table_close(rel, AccessShareLock);
 	return found;
 }
@@ -178,6 +198,7 @@ backfill_step(FlowEntry *entry, uint64 *rows_out)
 	Backfill	b;
 	int64		rows;
 	bool		null_times;
+	int64		span;
 	int64		width;
 	int64		piece_hi;
 	bool		last;
@@ -190,28 +211,44 @@ backfill_step(FlowEntry *entry, uint64 *rows_out)
 	{
 		/* under this piece's snapshot, after create_flow committed */
 		if (!batch_time_bounds(entry, &b.time_lo, &b.time_hi, &rows, &null_times) ||
-			null_times)
+			null_times || batch_uses_now(entry))
 		{
 			/*
-			 * No window, or rows without a time (no range holds their
-			 * group): the whole flow at once.
+			 * No window, rows without a time (no range holds their group),
+			 * or a query using now() (one instant for all of it): the whole
+			 * flow at once.
 			 */
-			*rows_out = batch_refresh_ordinals(entry, false, 0, false, 0);
+			*rows_out = batch_refresh_ordinals(entry, false, 0, false, 0, false);
 			backfill_forget(entry->flow_id);
 			return false;
 		}
-		/* a piece reads its range through an index, or all of the source */
-		b.pieces_total = !time_is_indexed(entry) ? 1 :
+		/*
+		 * A piece reads its range through an index, or all of the source;
+		 * a range too wide for int64 arithmetic ('infinity') is one piece.
+		 */
+		b.pieces_total = !time_is_indexed(entry) ||
+			pg_sub_s64_overflow(b.time_hi, b.time_lo, &span) ? 1 :
 			(int32) Min(Max((rows + PIECE_ROWS - 1) / PIECE_ROWS, 1), MAX_PIECES);
 		b.done_until = b.time_lo;
 		b.has_range = true;
 	}
-	width = (b.time_hi - b.time_lo) / b.pieces_total + 1;
-	piece_hi = b.done_until + width - 1;
-	last = b.pieces_done + 1 >= b.pieces_total || piece_hi >= b.time_hi;
-	/* the first from the first window, the last to the last: the old rows go */
+	last = b.pieces_total <= 1 || b.pieces_done + 1 >= b.pieces_total;
+	piece_hi = b.time_hi;
+	if (!last)
+	{
+		width = (b.time_hi - b.time_lo) / b.pieces_total + 1;
+		if (pg_add_s64_overflow(b.done_until, width - 1, &piece_hi) || piece_hi >= b.time_hi)
+			last = true;
+	}
+
+	/*
+	 * The first from the first window, the last to the last, and the first
+	 * deletes the rows of no window: a replaced flow's old rows go.  (The
+	 * source had no rows without a time at the first piece's snapshot, and
+	 * any written since are captured.)
+	 */
 	*rows_out = batch_refresh_ordinals(entry, b.pieces_done > 0, b.done_until,
-									   !last, piece_hi);
+									   !last, piece_hi, b.pieces_done == 0);
 	if (last)
 	{
 		backfill_forget(entry->flow_id);
@@ -233,7 +270,7 @@ backfill_complete(FlowEntry *entry)
 		return 0;
 	/* what the worker has not done yet, to the last window */
 	rows = batch_refresh_ordinals(entry, b.has_range && b.pieces_done > 0, b.done_until,
-								  false, 0);
+								  false, 0, b.has_range && b.pieces_done == 0);
 	backfill_forget(entry->flow_id);
 	return rows;
 }

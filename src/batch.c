@@ -28,6 +28,7 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "access/stratnum.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -43,6 +44,9 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/inval.h"
+#include "utils/partcache.h"
+#include "partitioning/partdesc.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
@@ -280,13 +284,40 @@ typedef struct RunContext
  * is sent; locking the partitions the catalog shows now waits for that and
  * takes the invalidation in.
  */
+static bool
+partitions_changed(Oid relid)
+{
+	ListCell   *lc;
+	bool		changed = false;
+
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+	{
+		Relation	rel;
+
+		if (get_rel_relkind(lfirst_oid(lc)) != RELKIND_PARTITIONED_TABLE)
+			continue;
+		rel = try_relation_open(lfirst_oid(lc), NoLock);
+		if (rel == NULL)
+			return true;
+		/* the catalog's partitions against the cached descriptor's */
+		changed = list_length(find_inheritance_children(lfirst_oid(lc), NoLock)) !=
+			RelationGetPartitionDesc(rel, false)->nparts;
+		relation_close(rel, NoLock);
+		if (changed)
+			break;
+	}
+	return changed;
+}
+
 static void
 lock_source_partitions(FlowEntry *entry)
 {
 	ListCell   *lc;
 
+	/* (only when they differ: a source may have thousands of partitions) */
 	foreach(lc, entry->source_relids)
-		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_PARTITIONED_TABLE)
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_PARTITIONED_TABLE &&
+			partitions_changed(lfirst_oid(lc)))
 			list_free(find_all_inheritors(lfirst_oid(lc), AccessShareLock, NULL));
 	AcceptInvalidationMessages();
 }
@@ -596,7 +627,8 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 }
 
 uint64
-batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int64 hi)
+batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int64 hi,
+					   bool null_window)
 {
 	RunContext	run;
 	uint64		rows;
@@ -609,9 +641,19 @@ batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int
 	if (run.probe == NULL || (!has_lo && !has_hi))
 		rows = recompute_whole(&run, &ranges);
 	else
+	{
+		if (null_window)
+			sink_delete_null_window(entry->sink_relid, run.plan, entry->flow_name);
 		rows = refresh_ordinals(&run, has_lo, lo, has_hi, hi);
+	}
 	run_end(&run);
 	return rows;
+}
+
+bool
+batch_uses_now(FlowEntry *entry)
+{
+	return flow_plan_for_entry(entry)->uses_now;
 }
 
 bool

@@ -532,8 +532,10 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/* The function of the trigger of this name on the table; InvalidOid if none. */
-/* The function a table's trigger runs, and (enabled) when it fires. */
+/*
+ * The function the table's trigger of this name runs (InvalidOid: none),
+ * and (enabled) when it fires.
+ */
 static Oid
 trigger_function(Oid relid, const char *tgname, char *enabled)
 {
@@ -634,13 +636,17 @@ install_on(Oid relid, bool repair)
 	}
 }
 
-/* The table and, when partitioned, all its partitions (direct DML on them). */
+/*
+ * The table and, when partitioned, all its partitions (direct DML on them),
+ * each locked as the caller locked the table: a drop_flow deciding that no
+ * flow reads one of them waits for this transaction (capture_remove_if_unused).
+ */
 void
 capture_install(Oid relid)
 {
 	ListCell   *lc;
 
-	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+	foreach(lc, find_all_inheritors(relid, ShareRowExclusiveLock, NULL))
 		install_on(lfirst_oid(lc), false);
 }
 
@@ -711,7 +717,8 @@ capture_remove_if_unused(Oid relid)
 	LockRelationOid(relid, ShareRowExclusiveLock);
 	if (get_rel_name(relid) == NULL || capture_table_has_flows(relid))
 		return;
-	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+	/* its partitions and children too: a flow may be being made on one */
+	foreach(lc, find_all_inheritors(relid, ShareRowExclusiveLock, NULL))
 		if (!capture_table_has_flows(lfirst_oid(lc)))
 			remove_from(lfirst_oid(lc));
 }
@@ -754,7 +761,13 @@ capture_sweep(void)
 	table_close(rel, AccessShareLock);
 	foreach(lc, tables)
 	{
-		/* locked before deciding, as in capture_remove_if_unused */
+		/*
+		 * Tables that serve flows are left alone without a lock (their
+		 * writers must not wait for this DDL); the others are locked
+		 * before deciding again, as in capture_remove_if_unused.
+		 */
+		if (capture_table_has_flows(lfirst_oid(lc)))
+			continue;
 		LockRelationOid(lfirst_oid(lc), ShareRowExclusiveLock);
 		if (get_rel_name(lfirst_oid(lc)) != NULL && !capture_table_has_flows(lfirst_oid(lc)))
 			remove_from(lfirst_oid(lc));

@@ -119,6 +119,13 @@ catalog_extension_version(void)
 	return version;
 }
 
+/* Is version one this library updates from (an update script ships it)? */
+bool
+catalog_version_older(const char *version)
+{
+	return strcmp(version, "0.1") == 0;
+}
+
 bool
 catalog_version_current(void)
 {
@@ -137,8 +144,10 @@ catalog_require_current_version(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("flowpg's objects in this database are at version %s, its library at %s",
 						version, FLOWPG_VERSION),
-				 errdetail("Changes to the flows' sources are captured meanwhile; no flow is refreshed or changed until the update."),
-				 errhint("Run ALTER EXTENSION flowpg UPDATE.")));
+				 errdetail("Changes to the flows' sources are captured meanwhile; no flow is refreshed or changed until the versions agree."),
+				 catalog_version_older(version) ?
+				 errhint("Run ALTER EXTENSION flowpg UPDATE.") :
+				 errhint("Install flowpg %s's library, which these objects were made by.", version)));
 }
 
 bool

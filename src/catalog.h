@@ -52,9 +52,12 @@ extern bool catalog_exists(void);
  * log are the same -- but its worker waits and flowpg's functions refuse
  * (catalog_require_current_version) until the update.
  */
-#define FLOWPG_VERSION "0.2"
+#ifndef FLOWPG_VERSION
+#error "FLOWPG_VERSION comes from flowpg.control (Makefile)"
+#endif
 extern char *catalog_extension_version(void);
 extern bool catalog_version_current(void);
+extern bool catalog_version_older(const char *version);
 extern void catalog_require_current_version(void);
 
 /*

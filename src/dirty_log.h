@@ -24,9 +24,10 @@ typedef struct DirtyEntry
 	int64		nrows;
 } DirtyEntry;
 
-/* Appends an entry in the current transaction (writers need no rights). */
 /* The commit callback, registered from _PG_init. */
 extern void dirty_log_register_callbacks(void);
+
+/* Appends an entry in the current transaction (writers need no rights). */
 extern void dirty_log_append(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows);
 
 /*

@@ -371,8 +371,18 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	if (backfill)
 	{
 		backfill_begin(entry->flow_id);
-		if (existing && strcmp(entry->mode, "streaming") == 0)
+
+		/*
+		 * A streaming flow's load only upserts the groups of its query:
+		 * rows a sink already held (a replaced flow's, or an existing
+		 * table's) go with a whole recompute in the same round, and a
+		 * replacement with an unchanged graph reloads anyway.
+		 */
+		if (strcmp(entry->mode, "streaming") == 0 && (existing || !sink_created))
+		{
 			dirty_log_append(entry->flow_id, true, 0, 0, 0);
+			queue_request_reset(entry->flow_id);
+		}
 	}
 	else if (existing)
 	{

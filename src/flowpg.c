@@ -27,8 +27,8 @@
 #include "guc.h"
 #include "pool.h"
 #include "shmem.h"
-#include "stream_state.h"
 #include "dirty_log.h"
+#include "stream_state.h"
 #include "worker.h"
 
 PG_MODULE_MAGIC;

@@ -61,6 +61,7 @@ typedef struct DatabaseSlot
 	uint64		pending_passes_done;
 	uint64		roles_epoch_seen;	/* its flows were rechecked for it */
 	Oid			last_batching_owner;	/* the fair share's tie-break */
+	bool		outdated;		/* its flowpg objects wait for ALTER EXTENSION UPDATE */
 	PoolWorker	pool[POOL_MAX];
 } DatabaseSlot;
 
@@ -202,6 +203,7 @@ database_slot(Oid dboid, bool create)
 			DatabaseSlot *s = &shared->slots[i];
 
 			if (pool_alive(s) == 0 && !s->wanted && s->idle_since != 0 &&
+				s->paused_until <= GetCurrentTimestamp() &&
 				(slot == NULL || s->idle_since < slot->idle_since))
 				slot = s;
 		}
@@ -211,6 +213,30 @@ database_slot(Oid dboid, bool create)
 	memset(slot, 0, sizeof(DatabaseSlot));
 	slot->dboid = dboid;
 	return slot;
+}
+
+/* The worker: its database's flowpg objects are older than this library, or no longer. */
+void
+pool_set_outdated(bool outdated)
+{
+	if (my_slot)
+		my_slot->outdated = outdated;
+}
+
+/*
+ * Writers: should their partials skip the queue (the worker waits for the
+ * update and drains nothing)?  Read without the lock: a stale answer only
+ * queues a batch that the worker applies after the update.
+ */
+bool
+pool_database_outdated(Oid dboid)
+{
+	if (shared == NULL)
+		return false;
+	for (int i = 0; i < shared->nslots; i++)
+		if (shared->slots[i].dboid == dboid)
+			return shared->slots[i].outdated;
+	return false;
 }
 
 /* DROP DATABASE succeeded: its slot is free (its workers left before it). */

@@ -28,6 +28,13 @@ extern void pool_register_callbacks(void);
  */
 extern void worker_request(Oid dboid);
 
+/*
+ * A database whose flowpg objects wait for ALTER EXTENSION UPDATE: said by
+ * its worker, read by writers (their partials go to the dirty log).
+ */
+extern void pool_set_outdated(bool outdated);
+extern bool pool_database_outdated(Oid dboid);
+
 /* DROP DATABASE committed: the database's slot in the pool is free. */
 extern void pool_forget_database(Oid dboid);
 

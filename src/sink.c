@@ -880,3 +880,15 @@ sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 	sink_write_context_pop(&write_context);
 	return SPI_processed;
 }
+
+void
+sink_delete_null_window(Oid sink_relid, FlowPlan *plan, const char *flow_name)
+{
+	SinkWriteContext write_context;
+
+	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
+	run_sql(psprintf("DELETE FROM %s WHERE %s IS NULL", qualified_relation_name(sink_relid),
+					 quote_identifier(plan->outputs[plan->window_output].name)),
+			0, NULL, NULL, SPI_OK_DELETE);
+	sink_write_context_pop(&write_context);
+}

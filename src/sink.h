@@ -103,4 +103,7 @@ typedef struct SinkWindowRange
 extern uint64 sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 								   List *ranges, bool whole, const char *query);
 
+/* Deletes the sink rows whose window is NULL (a backfill's first piece). */
+extern void sink_delete_null_window(Oid sink_relid, FlowPlan *plan, const char *flow_name);
+
 #endif							/* FLOWPG_SINK_H */

@@ -232,9 +232,13 @@ flowpg_flow_state(PG_FUNCTION_ARGS)
 	/* a failing or restoring flow says so; only "active" can be untrue */
 	if (!catalog_version_current())
 	{
+		char	   *version = catalog_extension_version();
+
 		state = "update needed";
-		reason = psprintf("flowpg's objects in this database are at version %s, its library at %s: run ALTER EXTENSION flowpg UPDATE; changes are captured meanwhile, nothing is refreshed",
-						  catalog_extension_version(), FLOWPG_VERSION);
+		reason = psprintf("flowpg's objects in this database are at version %s, its library at %s: %s; changes are captured meanwhile, nothing is refreshed",
+						  version, FLOWPG_VERSION,
+						  catalog_version_older(version) ? "run ALTER EXTENSION flowpg UPDATE" :
+						  "install the library of that version");
 	}
 	else if (strcmp(state, "active") == 0)
 	{

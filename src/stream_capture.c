@@ -124,6 +124,7 @@ static List *retired_graphs = NIL;	/* replaced while a partial may use them */
 static PartialLevel *levels = NULL;
 static bool callbacks_registered = false;
 static bool wake_at_commit = false;	/* a queue this commit feeds was idle or is filling */
+static bool shipping = false;	/* ship_partials runs (the owner's code may write) */
 
 static void stream_xact_callback(XactEvent event, void *arg);
 static void stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -556,6 +557,17 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	int64	   *id;
 
 	register_callbacks();
+
+	/*
+	 * Rows written by a flow owner's combine or serial function while the
+	 * partials are shipped at commit: the level list is being walked, so
+	 * the flow is recomputed instead.
+	 */
+	if (shipping)
+	{
+		dirty_log_append(flow_id, true, 0, 0, 0);
+		return;
+	}
 	/* the writer's own level: the subtransaction below is ours only */
 	call.level = current_level();
 
@@ -873,6 +885,7 @@ ship_partials(bool prepare)
 		return;
 	/* every subtransaction has ended: only the top level is left */
 	Assert(levels->parent == NULL);
+	shipping = true;
 	foreach(lc, levels->flows)
 	{
 		FlowPartial *partial = lfirst(lc);
@@ -882,8 +895,18 @@ ship_partials(bool prepare)
 
 		if (partial->nrows_in == 0)
 			continue;
-		if (partial->overflow)
+		/*
+		 * A prepared transaction may commit after a restart, when the queue
+		 * is gone, and a database waiting for ALTER EXTENSION UPDATE has no
+		 * worker draining it: their windows go to the dirty log, which
+		 * commits or rolls back with them -- without running the owner's
+		 * combine or serial functions at all.
+		 */
+		if (partial->overflow || prepare || !TransactionIdIsValid(xid) || !flowpg_enabled ||
+			!queue_available() || pool_database_outdated(MyDatabaseId))
 		{
+			if (!partial->overflow)
+				start_overflow(partial);
 			fall_back_to_dirty_log(partial);
 			continue;
 		}
@@ -895,18 +918,13 @@ ship_partials(bool prepare)
 		}
 		if (count == 0)
 			continue;			/* every row was filtered out */
-		/*
-		 * A prepared transaction may commit after a restart, when the
-		 * queue is gone: its windows go to the dirty log, which commits or
-		 * rolls back with it.
-		 */
-		if (prepare || !TransactionIdIsValid(xid) || !flowpg_enabled || !queue_available() ||
-			!queue_append(partial->flow_id, xid, partial->graph->version, count,
+		if (!queue_append(partial->flow_id, xid, partial->graph->version, count,
 						  partial->nrows_in, &buf, &wake))
 			fall_back_to_dirty_log(partial);
 		wake_at_commit |= wake;
 		pfree(buf.data);
 	}
+	shipping = false;
 }
 
 static void
@@ -937,6 +955,7 @@ stream_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			levels = NULL;		/* the memory goes with TopTransactionContext */
 			wake_at_commit = false;
+			shipping = false;
 			if (retired_graphs != NIL)
 			{
 				ListCell   *lc;

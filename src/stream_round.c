@@ -151,6 +151,7 @@ reset_state(StreamFlow *flow)
 	sh->has_expiry = false;		/* expire_after may have changed */
 	sh->touched = sh->touched_whole = false;
 	sh->stats.status = STREAM_STATUS_RECOVERING;
+	flow->backfill_checked = false; /* a reload may be a new backfill's */
 }
 
 /*

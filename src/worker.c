@@ -306,16 +306,12 @@ flowpg_launcher_main(Datum main_arg)
 }
 
 /*
- * A run the poll found due: for a flow with eval_interval, the tick it
- * evaluates (see eval_tick.c).
- */
-/*
  * A database whose flowpg objects are older than this library (the package
  * was upgraded, ALTER EXTENSION flowpg UPDATE not run yet): its tables may
  * lack what this library uses, so its worker waits for the update.  The
  * writers' capture is the same in both versions, so no change is lost
- * meanwhile (streaming writers whose queue nobody drains fall back to the
- * dirty log).  Looked at once a second.
+ * meanwhile (streaming writers send their partials to the dirty log, as
+ * nobody drains their queues).  Looked at once a second.
  */
 #define UPDATE_CHECK_MS 1000
 
@@ -323,8 +319,12 @@ static bool
 waiting_for_update(void)
 {
 	static bool logged = false;
-	bool		current;
+	static bool current = true;
+	static TimestampTz checked_at = 0;
 
+	if (GetCurrentTimestamp() - checked_at < UPDATE_CHECK_MS * 1000L)
+		return !current;
+	checked_at = GetCurrentTimestamp();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	current = catalog_version_current();
@@ -335,9 +335,14 @@ waiting_for_update(void)
 						FLOWPG_VERSION)));
 	logged = !current;
 	CommitTransactionCommand();
+	pool_set_outdated(!current);
 	return !current;
 }
 
+/*
+ * A run the poll found due: for a flow with eval_interval, the tick it
+ * evaluates (see eval_tick.c).
+ */
 typedef struct DueFlow
 {
 	int64		flow_id;
@@ -407,9 +412,18 @@ flow_run_call(void *arg)
 		run->wait_more = !restore_finish(run->entry, false);
 	else if (run->due->backfilling && backfill_pending(run->entry->flow_id))
 	{
-		/* one piece per run: other flows get their turns in between */
+		/*
+		 * One piece per run: other flows get their turns in between.  Not
+		 * under query_timeout: a piece is what create_flow ran inline
+		 * before, and one that timed out would only start over.  Each is a
+		 * run (a failure's backoff and state end with the next success).
+		 */
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		(void) backfill_step(run->entry, &run->result.rows_out);
-		stats_set_next_run(run->entry->flow_id, GetCurrentTimestamp());
+		run->finished = GetCurrentTimestamp();
+		stats_record_run(run->entry->flow_id, &run->result, run->started, run->finished,
+						 run->finished);
+		return;
 	}
 	else
 	{
