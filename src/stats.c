@@ -21,6 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/elog.h"
+#include "utils/memutils.h"
 
 #include "catalog.h"
 #include "guc.h"
@@ -229,10 +230,21 @@ flowpg_flow_state(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	/* a failing or restoring flow says so; only "active" can be untrue */
-	if (!catalog_version_current())
+	/*
+	 * An outdated database's flows all say so.  The version is read once
+	 * per query (the call site's fn_extra): the view calls this per flow.
+	 */
+	if (fcinfo->flinfo->fn_extra == NULL)
 	{
 		char	   *version = catalog_extension_version();
+
+		fcinfo->flinfo->fn_extra = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt,
+													   version ? version : FLOWPG_VERSION);
+	}
+	/* a failing or restoring flow says so; only "active" can be untrue */
+	if (strcmp((char *) fcinfo->flinfo->fn_extra, FLOWPG_VERSION) != 0)
+	{
+		char	   *version = (char *) fcinfo->flinfo->fn_extra;
 
 		state = "update needed";
 		reason = psprintf("flowpg's objects in this database are at version %s, its library at %s: %s; changes are captured meanwhile, nothing is refreshed",
