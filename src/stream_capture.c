@@ -869,9 +869,15 @@ serialize_guarded(FlowPartial *partial, StringInfo buf, int32 *count)
 	}
 	report_flow_error(partial->flow_id, edata);
 	FreeErrorData(edata);
-	partial->unmerged = NIL;	/* in whatever state the error left them */
-	start_overflow(partial);
-	partial->overflow_whole = true; /* the groups may be half combined */
+	/*
+	 * The groups may be half combined (not even walked safely): the whole
+	 * flow is recomputed; their memory goes with the transaction.
+	 */
+	partial->unmerged = NIL;
+	partial->unmerged_groups = 0;
+	partial->groups = NULL;
+	partial->overflow = true;
+	partial->overflow_whole = true;
 	return false;
 }
 

@@ -165,7 +165,6 @@ open_flow(StreamFlow *flow)
 	if (flow->graph == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(flow->memory);
-
 		StreamGraph *graph;
 
 		flow->entry = catalog_get_by_id(flow->flow_id);
@@ -572,8 +571,9 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	/*
 	 * The backfill of a streaming flow is its state's first load, which
 	 * marks every group changed (load_flow): once they are in the sink
-	 * (written by this round, or earlier), it is complete.  Its batches the load's snapshot saw are skipped, later
-	 * ones applied, as for any refill: nothing counts twice.
+	 * (written by this round, or earlier), it is complete.  Its batches
+	 * the load's snapshot saw are skipped, later ones applied, as for any
+	 * refill: nothing counts twice.
 	 */
 	flow->backfill_ended = false;
 	if (flow->backfilling && sh->loaded && (wrote || !has_changes(flow)))
