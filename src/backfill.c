@@ -55,6 +55,7 @@
 #include "backfill.h"
 #include "batch.h"
 #include "catalog.h"
+#include "planner.h"
 
 /* About this many source rows per piece, and at most this many pieces. */
 #define PIECE_ROWS 500000
@@ -211,7 +212,7 @@ backfill_step(FlowEntry *entry, uint64 *rows_out)
 	{
 		/* under this piece's snapshot, after create_flow committed */
 		if (!batch_time_bounds(entry, &b.time_lo, &b.time_hi, &rows, &null_times) ||
-			null_times || batch_uses_now(entry))
+			null_times || flow_plan_for_entry(entry)->uses_now)
 		{
 			/*
 			 * No window, rows without a time (no range holds their group),

@@ -650,11 +650,6 @@ batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int
 	return rows;
 }
 
-bool
-batch_uses_now(FlowEntry *entry)
-{
-	return flow_plan_for_entry(entry)->uses_now;
-}
 
 bool
 batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *null_times)

@@ -71,9 +71,6 @@ extern uint64 batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 extern uint64 batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo,
 									 bool has_hi, int64 hi, bool null_window);
 
-/* Does the flow's query use now() (EVAL INTERVAL ticks)? */
-extern bool batch_uses_now(FlowEntry *entry);
-
 /*
  * The smallest and largest time ordinals of the flow's time column in its
  * source, its number of rows and whether some have no time, as the flow's
