@@ -41,7 +41,9 @@ SELECT count(*) FROM pg_stat_activity
 # Polls a query until it returns the expected value, for at most $seconds.
 sub poll_until { return FlowpgTest::poll_until($node, @_); }
 
-is($node->safe_psql('flowdb', $oracle_sql), '0', 'backfill is exact');
+# The backfill is online: the worker computes the sink after create_flow.
+ok(poll_until('flowdb', "SELECT ($oracle_sql) = 0 AND state = 'active' FROM flowpg.flows WHERE flow_name = 'per_minute'", 't', 30),
+	'the worker\'s backfill is exact');
 
 # The worker of flowdb runs (create_flow asked the launcher for one).
 ok(poll_until('flowdb', "SELECT ($worker_sql) > 0", 't', 20),
