@@ -79,8 +79,8 @@ PG_FUNCTION_INFO_V1(flowpg_deparse_query);
 PG_FUNCTION_INFO_V1(flowpg_flush_flow);
 PG_FUNCTION_INFO_V1(flowpg_refresh_flow);
 
-static char *
-required_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
+char *
+flow_required_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
 {
 	char	   *value;
 
@@ -227,10 +227,10 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	FlowDefinition def = {0};
 	FlowCreated outcome;
 
-	def.flow_name = required_text_arg(fcinfo, 0, "flow_name");
-	def.sink_name = required_text_arg(fcinfo, 1, "sink_table");
-	def.query_text = required_text_arg(fcinfo, 2, "query");
-	def.mode_name = required_text_arg(fcinfo, 3, "mode");
+	def.flow_name = flow_required_text_arg(fcinfo, 0, "flow_name");
+	def.sink_name = flow_required_text_arg(fcinfo, 1, "sink_table");
+	def.query_text = flow_required_text_arg(fcinfo, 2, "query");
+	def.mode_name = flow_required_text_arg(fcinfo, 3, "mode");
 	def.expire_after = PG_ARGISNULL(4) ? NULL : PG_GETARG_INTERVAL_P(4);
 	def.eval_interval = PG_ARGISNULL(5) ? NULL : PG_GETARG_INTERVAL_P(5);
 	def.comment = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
@@ -404,7 +404,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 Datum
 flowpg_drop_flow(PG_FUNCTION_ARGS)
 {
-	(void) flow_drop(required_text_arg(fcinfo, 0, "flow_name"), bool_arg(fcinfo, 1, false));
+	(void) flow_drop(flow_required_text_arg(fcinfo, 0, "flow_name"), bool_arg(fcinfo, 1, false));
 	PG_RETURN_VOID();
 }
 
@@ -644,8 +644,8 @@ wait_for_pending_start(const char *flow_name)
 	return NULL;
 }
 
-static FlowEntry *
-owned_flow(const char *flow_name)
+FlowEntry *
+flow_owned_by_caller(const char *flow_name)
 {
 	FlowEntry  *entry;
 
@@ -670,7 +670,7 @@ owned_flow(const char *flow_name)
 Datum
 flowpg_flush_flow(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(flow_flush(required_text_arg(fcinfo, 0, "flow_name")));
+	PG_RETURN_INT64(flow_flush(flow_required_text_arg(fcinfo, 0, "flow_name")));
 }
 
 /* Returns once every change committed before the call is in the sink. */
@@ -686,7 +686,7 @@ flow_flush(const char *flow_name)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("flush_flow must run in a READ COMMITTED transaction"),
 				 errdetail("It must see every change committed before the call.")));
-	entry = owned_flow(flow_name);
+	entry = flow_owned_by_caller(flow_name);
 	if (strcmp(entry->mode, "streaming") == 0)
 	{
 		int64		rows;
@@ -765,7 +765,7 @@ flow_flush(const char *flow_name)
 Datum
 flowpg_refresh_flow(PG_FUNCTION_ARGS)
 {
-	FlowEntry  *entry = owned_flow(required_text_arg(fcinfo, 0, "flow_name"));
+	FlowEntry  *entry = flow_owned_by_caller(flow_required_text_arg(fcinfo, 0, "flow_name"));
 	uint64		rows;
 
 	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&

@@ -9,7 +9,10 @@
 #ifndef FLOWPG_FLOW_API_H
 #define FLOWPG_FLOW_API_H
 
+#include "fmgr.h"
 #include "utils/array.h"
+
+#include "catalog.h"
 #include "utils/timestamp.h"
 
 /* What create_flow is asked to do: its arguments. */
@@ -45,5 +48,15 @@ extern void flow_check_limits(void);
 extern bool flow_drop(const char *flow_name, bool if_exists);
 extern int64 flow_flush(const char *flow_name);
 extern void flow_set_comment(const char *flow_name, const char *comment);
+
+/* A text argument of a SQL function: NULL and empty are errors naming it. */
+extern char *flow_required_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
+
+/*
+ * The flow of that name, for its owner (or a role that may act for it):
+ * waits for a pending flow's start, finishes a restored flow's restore,
+ * errors out when there is none or the caller may not act for it.
+ */
+extern FlowEntry *flow_owned_by_caller(const char *flow_name);
 
 #endif							/* FLOWPG_FLOW_API_H */
