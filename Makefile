@@ -21,6 +21,8 @@ OBJS = \
 	src/catalog.o \
 	src/sink.o \
 	src/flow_api.o \
+	src/progress.o \
+	src/pause.o \
 	src/greptime.o \
 	src/pending_flow.o \
 	src/ddl_events.o \

@@ -42,7 +42,8 @@ CREATE TABLE flowpg.flow (
 	updated_at		timestamptz NOT NULL DEFAULT now(),
 	planned_in		text NOT NULL,		/* system id:database oid of query_tree */
 	deps_view		regclass,			/* flowpg_flows.<name>, see below */
-	window_output	smallint			/* which output is the time window */
+	window_output	smallint,			/* which output is the time window */
+	paused			boolean NOT NULL DEFAULT false	/* pause_flow (src/pause.c) */
 );
 /* (src/catalog.c reads rows by column position: keep the order.) */
 ALTER SEQUENCE flowpg.flow_id_seq OWNED BY flowpg.flow.flow_id;
@@ -78,7 +79,8 @@ CREATE TABLE flowpg.flow_run (
 	last_run_at		timestamptz,
 	last_run_duration interval,
 	next_run_at		timestamptz,
-	last_worker_pid	int
+	last_worker_pid	int,
+	last_success_at	timestamptz
 );
 
 /* The most recent errors of each flow. */
@@ -284,10 +286,14 @@ SELECT f.flow_id,
 	   f.expire_after,
 	   f.eval_interval,
 	   f.comment,
-	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
+	   CASE WHEN f.paused AND st.state <> 'update needed' THEN 'paused'
+			WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
 			ELSE st.state END AS state,
 	   /* a failure's message can quote data: only for roles that may act for the owner */
-	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL AND f.mode = 'streaming'
+	   CASE WHEN f.paused AND st.state <> 'update needed'
+			THEN 'paused by pause_flow: changes are captured, the sink is not written; '
+				 || 'resume_flow catches up'
+			WHEN st.state = 'active' AND b.flow_id IS NOT NULL AND f.mode = 'streaming'
 			THEN 'computing the sink from the rows the source held at creation: '
 				 || 'loading the state from the source, then writing every group'
 			WHEN st.state = 'active' AND b.flow_id IS NOT NULL
@@ -303,13 +309,59 @@ SELECT f.flow_id,
 	   flowpg._flow_definition(f.flow_name, f.sink_table, f.expire_after, f.eval_interval,
 							   f.comment, f.options,
 							   CASE WHEN f.options->>'canonical_query' = f.query
-									THEN f.options->>'written_query' ELSE q.query END) AS flow_definition
+									THEN f.options->>'written_query' ELSE q.query END) AS flow_definition,
+	   /* why mode => 'auto' chose the engine; NULL when the mode was asked for */
+	   f.options->>'mode_reason' AS mode_reason
 FROM flowpg.flow f
 CROSS JOIN LATERAL flowpg._deparse_query(f.flow_id) AS q(query)
 CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
 LEFT JOIN flowpg.flow_backfill b ON b.flow_id = f.flow_id
 LEFT JOIN pg_catalog.pg_attribute a
 	   ON a.attrelid = f.time_table AND a.attnum = f.time_column;
+
+/*
+ * Operating flows.  pause_flow: the flow keeps capturing changes but
+ * nothing writes its sink; resume_flow catches up (src/pause.c).
+ */
+CREATE FUNCTION flowpg.pause_flow(flow_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flowpg_pause_flow'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flowpg.resume_flow(flow_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flowpg_resume_flow'
+LANGUAGE C VOLATILE;
+
+/*
+ * A streaming flow's rounds not yet in flowpg.flow_run, the last round's
+ * own timing, a failed flow's next attempt, and what memory limits took.
+ */
+CREATE FUNCTION flowpg._stream_live(flow_id bigint,
+	OUT runs bigint, OUT rows_in bigint, OUT rows_out bigint,
+	OUT last_round_at timestamptz, OUT last_round_duration interval,
+	OUT retry_at timestamptz, OUT degraded boolean, OUT degrades bigint,
+	OUT evictions bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flowpg_stream_live'
+LANGUAGE C STRICT VOLATILE;
+
+/* What each backend does for a flow of this database now (src/progress.c). */
+CREATE FUNCTION flowpg._flow_progress(
+	OUT pid int, OUT flow_id bigint, OUT command text, OUT phase text,
+	OUT started_at timestamptz, OUT phase_started_at timestamptz,
+	OUT windows_done bigint, OUT windows_total bigint,
+	OUT rows_read bigint, OUT rows_written bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flowpg_progress'
+LANGUAGE C VOLATILE;
+
+/* This database's streaming state, the server's, and its fair share. */
+CREATE FUNCTION flowpg._database_memory(
+	OUT state_bytes bigint, OUT server_state_bytes bigint, OUT state_share bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flowpg_database_memory'
+LANGUAGE C VOLATILE;
 
 /* The streaming engine's counters of a flow, from shared memory. */
 CREATE FUNCTION flowpg._stream_stats(flow_id bigint,
@@ -329,23 +381,28 @@ CREATE VIEW flowpg.flow_stats AS
 SELECT f.flow_id,
 	   f.flow_name,
 	   f.mode,
-	   CASE WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
+	   CASE WHEN f.paused AND st.state <> 'update needed' THEN 'paused'
+			WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
 			WHEN st.state = 'active' AND s.status = 'recovering' THEN 'recovering'
 			ELSE st.state END AS state,
-	   coalesce(r.rows_in, 0) AS rows_in,
-	   coalesce(r.rows_out, 0) AS rows_out,
-	   coalesce(r.runs, 0) AS runs,
+	   /* a streaming flow's rounds since the last record included: up to now */
+	   coalesce(r.rows_in, 0) + coalesce(l.rows_in, 0) AS rows_in,
+	   coalesce(r.rows_out, 0) + coalesce(l.rows_out, 0) AS rows_out,
+	   coalesce(r.runs, 0) + coalesce(l.runs, 0) + coalesce(r.failures, 0) AS runs,
 	   coalesce(r.failures, 0) AS failures,
-	   r.last_run_at,
-	   r.last_run_duration,
-	   r.next_run_at,
+	   GREATEST(r.last_run_at, l.last_round_at) AS last_run_at,
+	   /* the last run's own duration: a round's, a refresh's */
+	   CASE WHEN l.last_round_at > r.last_run_at OR r.last_run_at IS NULL
+			THEN l.last_round_duration ELSE r.last_run_duration END AS last_run_duration,
+	   /* a streaming flow runs when changes come; when it failed, its next attempt */
+	   CASE WHEN f.paused THEN NULL
+			WHEN f.mode = 'streaming' THEN l.retry_at
+			ELSE r.next_run_at END AS next_run_at,
 	   /* the worker (or the session, for an inline flush) of the last run */
 	   coalesce(s.last_worker_pid, r.last_worker_pid) AS worker_pid,
 	   coalesce(d.pending, 0) AS pending,
 	   d.pending_rows,
-	   /* the oldest change not in the sink: logged dirty, or queued */
-	   CASE WHEN d.oldest IS NULL AND s.oldest_queued_at IS NULL THEN interval '0'
-			ELSE pg_catalog.clock_timestamp() - LEAST(d.oldest, s.oldest_queued_at) END AS lag,
+	   g.lag,
 	   s.state_groups,
 	   s.state_bytes,
 	   s.state_refills,
@@ -356,15 +413,31 @@ SELECT f.flow_id,
 	   s.batches_dropped,
 	   s.fallbacks,
 	   s.freshness,
-	   s.last_flush_at
+	   s.last_flush_at,
+	   coalesce(r.runs, 0) + coalesce(l.runs, 0) AS successes,
+	   GREATEST(r.last_success_at, l.last_round_at) AS last_success_at,
+	   /* a run in progress now (flowpg.flow_progress has its details) */
+	   p.started_at AS running_since,
+	   p.pid AS running_pid,
+	   p.command AS running_command,
+	   /* the intervals as numbers, for dashboards */
+	   pg_catalog.date_part('epoch', g.lag)::float8 AS lag_seconds,
+	   (pg_catalog.date_part('epoch', s.freshness) * 1000)::float8 AS freshness_ms
 FROM flowpg.flow f
 CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
 LEFT JOIN LATERAL flowpg._stream_stats(f.flow_id) s ON f.mode = 'streaming'
-LEFT JOIN flowpg.flow_run r USING (flow_id)
-LEFT JOIN flowpg.flow_backfill b USING (flow_id)
-LEFT JOIN (SELECT flow_id, count(*) AS pending, sum(nrows) AS pending_rows,
-				  min(logged_at) AS oldest
-			 FROM flowpg.dirty_log GROUP BY flow_id) d USING (flow_id);
+LEFT JOIN LATERAL flowpg._stream_live(f.flow_id) l ON f.mode = 'streaming'
+LEFT JOIN LATERAL (SELECT p.started_at, p.pid, p.command FROM flowpg._flow_progress() p
+				   WHERE p.flow_id = f.flow_id ORDER BY p.started_at LIMIT 1) p ON true
+LEFT JOIN flowpg.flow_run r ON r.flow_id = f.flow_id
+LEFT JOIN flowpg.flow_backfill b ON b.flow_id = f.flow_id
+LEFT JOIN (SELECT dl.flow_id, count(*) AS pending, sum(dl.nrows) AS pending_rows,
+				  min(dl.logged_at) AS oldest
+			 FROM flowpg.dirty_log dl GROUP BY dl.flow_id) d ON d.flow_id = f.flow_id
+/* the oldest change not in the sink: logged dirty, or queued */
+CROSS JOIN LATERAL (SELECT CASE WHEN d.oldest IS NULL AND s.oldest_queued_at IS NULL THEN interval '0'
+								ELSE pg_catalog.clock_timestamp() - LEAST(d.oldest, s.oldest_queued_at)
+						   END AS lag) g;
 
 /* flowpg.flow_backfills: the progress of each online backfill (backfill.c). */
 CREATE VIEW flowpg.flow_backfills AS
@@ -379,6 +452,72 @@ SELECT f.flow_id,
 	   pg_catalog.clock_timestamp() - b.started_at AS running_for
 FROM flowpg.flow_backfill b
 JOIN flowpg.flow f USING (flow_id);
+
+/*
+ * flowpg.flow_progress: one row per backfill, refresh, recompute or
+ * streaming round in progress, as pg_stat_progress_* has for PostgreSQL's
+ * own commands.  Counts are NULL where they are not known yet.
+ */
+CREATE VIEW flowpg.flow_progress AS
+SELECT p.pid,
+	   f.flow_id,
+	   f.flow_name,
+	   f.mode,
+	   p.command,
+	   p.phase,
+	   p.started_at,
+	   p.phase_started_at,
+	   p.windows_done,
+	   p.windows_total,
+	   p.rows_read,
+	   p.rows_written,
+	   pg_catalog.clock_timestamp() - p.started_at AS running_for
+FROM flowpg._flow_progress() p
+JOIN flowpg.flow f ON f.flow_id = p.flow_id;
+
+/*
+ * flowpg.memory: streaming state and queued batches in shared memory
+ * against flowpg.state_memory and flowpg.queue_memory -- for the server,
+ * this database (whose state limit is its fair share of state_memory now)
+ * and each streaming flow -- and what the limits took from the state.
+ */
+CREATE VIEW flowpg.memory AS
+WITH flows AS (
+	SELECT f.flow_id, f.flow_name, s.state_groups, s.state_bytes, s.queued_batches,
+		   s.queued_bytes, s.fallbacks, l.degraded, l.degrades, l.evictions
+	FROM flowpg.flow f
+	CROSS JOIN LATERAL flowpg._stream_stats(f.flow_id) s
+	CROSS JOIN LATERAL flowpg._stream_live(f.flow_id) l
+	WHERE f.mode = 'streaming')
+SELECT 'server'::text AS scope, NULL::text AS database, NULL::bigint AS flow_id,
+	   NULL::text AS flow_name,
+	   m.server_state_bytes AS state_bytes,
+	   pg_catalog.pg_size_bytes(pg_catalog.current_setting('flowpg.state_memory')) AS state_limit,
+	   NULL::bigint AS state_groups,
+	   NULL::bigint AS queue_bytes,
+	   pg_catalog.pg_size_bytes(pg_catalog.current_setting('flowpg.queue_memory')) AS queue_limit,
+	   NULL::bigint AS queue_batches,
+	   NULL::bigint AS degraded_flows, NULL::bigint AS degrades, NULL::bigint AS evictions,
+	   NULL::bigint AS fallbacks
+FROM flowpg._database_memory() m
+UNION ALL
+SELECT 'database', pg_catalog.current_database()::text, NULL, NULL,
+	   m.state_bytes, m.state_share,
+	   (SELECT sum(state_groups)::bigint FROM flows),
+	   (SELECT coalesce(sum(queued_bytes), 0)::bigint FROM flows),
+	   pg_catalog.pg_size_bytes(pg_catalog.current_setting('flowpg.queue_memory')),
+	   (SELECT coalesce(sum(queued_batches), 0)::bigint FROM flows),
+	   (SELECT count(*) FILTER (WHERE degraded) FROM flows),
+	   (SELECT coalesce(sum(degrades), 0)::bigint FROM flows),
+	   (SELECT coalesce(sum(evictions), 0)::bigint FROM flows),
+	   (SELECT coalesce(sum(fallbacks), 0)::bigint FROM flows)
+FROM flowpg._database_memory() m
+UNION ALL
+SELECT 'flow', pg_catalog.current_database()::text, flow_id, flow_name, state_bytes, NULL, state_groups, queued_bytes, NULL,
+	   queued_batches, degraded::int, degrades, evictions, fallbacks
+FROM flows;
+
+GRANT SELECT ON flowpg.flow_progress, flowpg.memory TO PUBLIC;
 
 /*
  * flowpg.flow_errors: the most recent errors of each flow.  Messages can

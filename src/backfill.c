@@ -56,6 +56,7 @@
 #include "batch.h"
 #include "catalog.h"
 #include "planner.h"
+#include "progress.h"
 
 /* About this many source rows per piece, and at most this many pieces. */
 #define PIECE_ROWS 500000
@@ -193,8 +194,8 @@ time_is_indexed(FlowEntry *entry)
 	return found;
 }
 
-bool
-backfill_step(FlowEntry *entry, uint64 *rows_out)
+static bool
+backfill_piece(FlowEntry *entry, uint64 *rows_out)
 {
 	Backfill	b;
 	int64		rows;
@@ -233,6 +234,7 @@ backfill_step(FlowEntry *entry, uint64 *rows_out)
 		b.done_until = b.time_lo;
 		b.has_range = true;
 	}
+	progress_counts(b.pieces_done, b.pieces_total, -1, -1);
 	last = b.pieces_total <= 1 || b.pieces_done + 1 >= b.pieces_total;
 	piece_hi = b.time_hi;
 	if (!last)
@@ -258,6 +260,18 @@ backfill_step(FlowEntry *entry, uint64 *rows_out)
 	b.done_until = piece_hi + 1;
 	record_piece(entry->flow_id, &b, *rows_out);
 	return true;
+}
+
+/* flowpg.flow_progress counts a backfill's pieces as its windows. */
+bool
+backfill_step(FlowEntry *entry, uint64 *rows_out)
+{
+	bool		more;
+
+	progress_begin(entry->flow_id, PROGRESS_BACKFILL);
+	more = backfill_piece(entry, rows_out);
+	progress_end();
+	return more;
 }
 
 uint64

@@ -55,6 +55,7 @@
 #include "batch.h"
 #include "dirty_log.h"
 #include "planner.h"
+#include "progress.h"
 #include "settings.h"
 #include "sink.h"
 #include "window.h"
@@ -213,6 +214,7 @@ recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bo
 {
 	Query	   *query = copyObject(plan->query);
 	List	   *bounds = NIL;
+	uint64		rows;
 	ListCell   *lc;
 
 	if (!whole)
@@ -239,8 +241,11 @@ recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bo
 		query->jointree->quals = make_and_qual(query->jointree->quals,
 											   ranges_qual(plan, ranges));
 	}
-	return sink_replace_windows(entry->sink_relid, plan, entry->flow_name, bounds, whole,
+	progress_phase(whole ? "recomputing the whole sink" : "recomputing windows");
+	rows = sink_replace_windows(entry->sink_relid, plan, entry->flow_name, bounds, whole,
 								pg_get_querydef(query, false));
+	progress_counts(-1, -1, -1, rows);
+	return rows;
 }
 
 List *
@@ -322,10 +327,14 @@ lock_source_partitions(FlowEntry *entry)
 	AcceptInvalidationMessages();
 }
 
-/* Enters the flow's world: its plan, pinned settings, owner and SPI. */
+/*
+ * Enters the flow's world: its plan, pinned settings, owner and SPI; and
+ * says what it does in flowpg.flow_progress.
+ */
 static void
-run_begin(RunContext *run, FlowEntry *entry)
+run_begin(RunContext *run, FlowEntry *entry, ProgressCommand command)
 {
+	progress_begin(entry->flow_id, command);
 	lock_source_partitions(entry);
 	run->entry = entry;
 	run->plan = flow_plan_for_entry(entry);
@@ -347,6 +356,7 @@ run_end(RunContext *run)
 {
 	SPI_finish();
 	flow_leave(&run->identity);
+	progress_end();
 }
 
 /* The whole flow, within expire_after; *ranges gets that range (NIL: all). */
@@ -481,7 +491,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 		return result;
 	result.more_pending = list_length(entries) == MAX_LOG_ENTRIES_PER_RUN;
 
-	run_begin(&run, entry);
+	run_begin(&run, entry, PROGRESS_REFRESH);
 	result.window_usecs = current_window_usecs(&run);
 	foreach(lc, entries)
 		whole |= ((DirtyEntry *) lfirst(lc))->whole;
@@ -504,7 +514,9 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 								  window_expiry_cutoff(run.probe, entry->expire_after));
 		if (ranges != NIL)
 		{
+			progress_counts(0, list_length(ranges), -1, -1);
 			result.rows_out = recompute(entry, run.plan, run.probe, ranges, false);
+			progress_counts(list_length(ranges), -1, -1, -1);
 			if (recomputed)
 				recomputed(arg, run.plan, run.probe, ranges, false);
 		}
@@ -552,7 +564,7 @@ batch_recompute_all(FlowEntry *entry)
 	 */
 	result.log_entries = dirty_log_delete_all(entry->flow_id, &result.rows_in);
 
-	run_begin(&run, entry);
+	run_begin(&run, entry, PROGRESS_RECOMPUTE);
 	result.rows_out = recompute_whole(&run, &ranges);
 	run_end(&run);
 	return result;
@@ -605,7 +617,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return 0;
-	run_begin(&run, entry);
+	run_begin(&run, entry, PROGRESS_RECOMPUTE);
 	if (run.probe == NULL || (!has_start && !has_end))
 	{
 		List	   *ranges;
@@ -637,7 +649,7 @@ batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int
 	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return 0;
-	run_begin(&run, entry);
+	run_begin(&run, entry, PROGRESS_BACKFILL);
 	if (run.probe == NULL || (!has_lo && !has_hi))
 		rows = recompute_whole(&run, &ranges);
 	else
@@ -663,7 +675,8 @@ batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *nul
 
 	if (!OidIsValid(entry->time_relid))
 		return false;
-	run_begin(&run, entry);
+	run_begin(&run, entry, PROGRESS_BACKFILL);
+	progress_phase("reading the source's time range");
 	if (run.probe == NULL)
 	{
 		run_end(&run);

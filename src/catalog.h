@@ -39,6 +39,7 @@ typedef struct FlowEntry
 	char	   *state_reason;
 	Oid			deps_view;		/* flowpg_flows.<name>: records dependencies */
 	int			window_output;	/* output index of the time window, -1 none */
+	bool		paused;			/* pause_flow: nothing writes its sink */
 	bool		written_here;	/* created or changed by this transaction */
 } FlowEntry;
 
@@ -130,6 +131,7 @@ extern void catalog_set_state(int64 flow_id, const char *state, const char *reas
 extern void catalog_update(FlowEntry *entry);
 extern void catalog_update_query_text(int64 flow_id, const char *query);
 extern void catalog_set_comment(int64 flow_id, const char *comment);
+extern void catalog_set_paused(int64 flow_id, bool paused);
 extern void catalog_delete(int64 flow_id);
 
 /* Errors out unless the current user owns the flow or is a superuser. */

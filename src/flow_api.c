@@ -47,6 +47,7 @@
 #include "pool.h"
 #include "eval_tick.h"
 #include "flow_api.h"
+#include "pause.h"
 #include "pending_flow.h"
 #include "flowpg.h"
 #include "guc.h"
@@ -148,19 +149,50 @@ warn_if_no_worker(void)
 }
 
 /*
+ * Why mode => 'auto' chose the engine (flowpg.flows.mode_reason); NULL when
+ * the mode was asked for.  Batching is said at creation too: its sink is
+ * refreshed every flowpg.min_refresh_interval, not within a fraction of a
+ * second, and nothing else would tell the user.
+ */
+static const char *
+flow_mode_reason(FlowPlan *plan, FlowMode requested, Interval *eval_interval)
+{
+	const char *reason;
+
+	if (requested != FLOW_MODE_AUTO)
+		return NULL;
+	if (plan->streaming_refusal == NULL && eval_interval == NULL)
+		return "the query fits the streaming engine";
+	if (plan->streaming_refusal == NULL)
+		return "eval_interval is given, and only batching flows run on ticks";
+	reason = plan->streaming_refusal;
+	ereport(NOTICE,
+			(errmsg("the flow runs in batching mode: %s", reason),
+			 errdetail("A batching flow's sink is recomputed every flowpg.min_refresh_interval; a streaming flow's within a fraction of a second."),
+			 errhint("flowpg.flows.mode_reason keeps this; give mode => 'batching' to choose it without this notice.")));
+	return reason;
+}
+
+/*
  * flowpg.flow.options: the requested mode and backfill; for a flow from
  * flowpg.execute also its WITH options and its query as written, which its
  * flow_definition shows for as long as the canonical query is the one it
  * was created with (a rename changes that).
  */
 static char *
-flow_options(const FlowDefinition *def, FlowPlan *plan, const char *canonical_query)
+flow_options(const FlowDefinition *def, FlowPlan *plan, const char *canonical_query,
+			 const char *mode_reason)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "{\"requested_mode\": \"%s\", \"backfill\": %s",
 					 def->mode_name, def->backfill ? "true" : "false");
+	if (mode_reason)
+	{
+		appendStringInfoString(&buf, ", \"mode_reason\": ");
+		escape_json(&buf, mode_reason);
+	}
 	/* the worker runs it on every tick, changes or not */
 	if (plan->uses_now)
 		appendStringInfoString(&buf, ", \"uses_now\": true");
@@ -253,6 +285,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	FlowEntry  *existing;
 	FlowEntry  *entry;
 	FlowPlan   *plan;
+	const char *mode_reason;
 	bool		sink_created;
 	ListCell   *lc;
 
@@ -313,6 +346,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry->mode = (char *) flow_mode_name(flow_plan_choose_mode(plan, requested,
 																expire_after,
 																eval_interval));
+	mode_reason = flow_mode_reason(plan, requested, eval_interval);
 	settings_warn_unsafe_search_path(entry->owner);
 	entry->sink_relid = sink_prepare(def->sink_name, flow_name, plan,
 									 existing ? existing->flow_id : 0,
@@ -333,7 +367,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry->expire_after = expire_after;
 	entry->eval_interval = eval_interval;
 	entry->comment = def->comment ? pstrdup(def->comment) : NULL;
-	entry->options = flow_options(def, plan, entry->query);
+	entry->options = flow_options(def, plan, entry->query, mode_reason);
 
 	if (existing)
 		deps_drop(existing);
@@ -687,6 +721,7 @@ flow_flush(const char *flow_name)
 				 errmsg("flush_flow must run in a READ COMMITTED transaction"),
 				 errdetail("It must see every change committed before the call.")));
 	entry = flow_owned_by_caller(flow_name);
+	pause_refuse_if_paused(entry, "flush_flow");
 	if (strcmp(entry->mode, "streaming") == 0)
 	{
 		int64		rows;
@@ -768,6 +803,7 @@ flowpg_refresh_flow(PG_FUNCTION_ARGS)
 	FlowEntry  *entry = flow_owned_by_caller(flow_required_text_arg(fcinfo, 0, "flow_name"));
 	uint64		rows;
 
+	pause_refuse_if_paused(entry, "refresh_flow");
 	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
 		PG_GETARG_TIMESTAMPTZ(1) >= PG_GETARG_TIMESTAMPTZ(2))
 		ereport(ERROR,

@@ -26,6 +26,7 @@
 #include "flowpg.h"
 #include "guc.h"
 #include "pool.h"
+#include "progress.h"
 #include "shmem.h"
 #include "dirty_log.h"
 #include "stream_state.h"
@@ -89,6 +90,7 @@ _PG_init(void)
 	/* every backend inherits them; see dirty_log_register_callbacks */
 	dirty_log_register_callbacks();
 	pool_register_callbacks();
+	progress_register_callbacks();
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = flowpg_process_utility;
 }

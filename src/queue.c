@@ -72,6 +72,7 @@ typedef struct FlowSlot
 	bool		dirty;			/* new dirty log entries */
 	bool		reset;			/* the sink was rewritten: reload the state */
 	bool		evict;			/* state memory is short: this flow gives up windows */
+	bool		paused;			/* pause_flow: writers log their windows dirty */
 	dsa_pointer flow_state;		/* the streaming state (stream_state.c) */
 	TimestampTz last_take;		/* when the worker last drained the queue */
 	TimestampTz behind_until;	/* a batch found no room: see queue_worker_behind */
@@ -193,6 +194,7 @@ find_slot(int64 flow_id, bool create)
 			slot->dirty = false;
 			slot->reset = false;
 			slot->evict = false;
+			slot->paused = false;
 			slot->flow_state = InvalidDsaPointer;
 			slot->last_take = GetCurrentTimestamp();
 			slot->behind_until = 0;
@@ -217,6 +219,9 @@ queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
 	TimestampTz give_up = 0;
 
 	if (slot == NULL)
+		return false;
+	/* (read without the spinlock: a stale answer only queues or logs one batch more) */
+	if (slot->paused)
 		return false;
 	for (;;)
 	{
@@ -797,6 +802,18 @@ queue_request_reset(int64 flow_id)
 		return;
 	SpinLockAcquire(&slot->mutex);
 	slot->reset = true;
+	SpinLockRelease(&slot->mutex);
+}
+
+void
+queue_set_paused(int64 flow_id, bool paused)
+{
+	FlowSlot   *slot = find_slot(flow_id, paused);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->paused = paused;
 	SpinLockRelease(&slot->mutex);
 }
 

@@ -46,6 +46,17 @@ typedef struct StreamStats
 	int64		refills;		/* state loaded whole from the source */
 	int64		repairs;		/* unfinished rounds recomputed */
 	pid_t		last_worker;	/* the worker of the last round */
+	/* rounds not yet added to flowpg.flow_run, and the last one's timing */
+	int64		unrecorded_runs;
+	int64		unrecorded_rows_in;
+	int64		unrecorded_rows_out;
+	TimestampTz last_round_at;	/* when the last round that did work ended */
+	int64		last_round_us;	/* and how long it ran */
+	TimestampTz retry_at;		/* the next attempt of a failed flow, 0 none */
+	/* flowpg.memory: what memory limits took from the state */
+	bool		degraded;		/* recomputed (all or older windows) for now */
+	int64		degrades;
+	int64		evictions;
 } StreamStats;
 
 #define STREAM_STATUS_NONE 0
@@ -109,6 +120,12 @@ extern List *queue_forget_database(Oid dboid);
 
 /* The flows with a slot in this database. */
 extern List *queue_flows(void);
+
+/*
+ * A paused flow keeps no partials: writers log their windows dirty instead
+ * (pause_flow sets it, the worker keeps it in line with the catalog).
+ */
+extern void queue_set_paused(int64 flow_id, bool paused);
 
 /* The worker publishes its view of the flow. */
 extern void queue_publish(int64 flow_id, StreamStats *stats, int64 flush_done, bool failed);

@@ -23,6 +23,9 @@
  *   grow (shmem_state_admit), flows evict their oldest windows, and a flow
  *   refused memory degrades to the recompute until half of it is free.
  *
+ * - what each backend does for a flow now (progress.c): a slot per
+ *   backend, with its own spinlock.
+ *
  * No LWLock or spinlock is held across SPI, a user's function or a wait.
  * A server crash reinitializes all of it; flows then refill from the
  * source.
@@ -42,6 +45,7 @@
 #include "queue.h"
 #include "shmem.h"
 #include "pool.h"
+#include "progress.h"
 
 /* The state one database holds, for its fair share of flowpg.state_memory. */
 typedef struct DatabaseState
@@ -79,6 +83,7 @@ flowpg_shmem_request(void)
 	RequestAddinShmemSpace(MAXALIGN(sizeof(StateShared)));
 	worker_shmem_request();
 	queue_shmem_request();
+	progress_shmem_request();
 }
 
 static void
@@ -105,6 +110,7 @@ flowpg_shmem_startup(void)
 	}
 	worker_shmem_startup();
 	queue_shmem_startup();
+	progress_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -274,4 +280,19 @@ shmem_state_exceeded(void)
 	uint64		limit = (uint64) flowpg_state_memory_kb * 1024;
 
 	return pg_atomic_read_u64(&state_shared->total_bytes) > limit - limit / 16;
+}
+
+void
+shmem_state_usage(Oid dboid, int64 *database_bytes, int64 *server_bytes, int64 *share)
+{
+	*database_bytes = 0;
+	*server_bytes = 0;
+	*share = (int64) flowpg_state_memory_kb * 1024;
+	if (state_shared == NULL)
+		return;
+	*server_bytes = (int64) pg_atomic_read_u64(&state_shared->total_bytes);
+	*share = (int64) fair_share(GetCurrentTimestamp());
+	for (int i = 0; i < STATE_DATABASES; i++)
+		if (state_shared->databases[i].dboid == dboid)
+			*database_bytes = (int64) pg_atomic_read_u64(&state_shared->databases[i].bytes);
 }

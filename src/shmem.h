@@ -43,4 +43,11 @@ extern bool shmem_state_take_refusal(void);
 /* Is the state of all streaming flows at flowpg.state_memory (the soft limit)? */
 extern bool shmem_state_exceeded(void);
 
+/*
+ * flowpg.memory: the state a database holds, all databases together, and
+ * the database's fair share of flowpg.state_memory now.
+ */
+extern void shmem_state_usage(Oid dboid, int64 *database_bytes, int64 *server_bytes,
+							  int64 *share);
+
 #endif							/* FLOWPG_SHMEM_H */

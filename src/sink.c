@@ -50,6 +50,7 @@
 #include "catalog.h"
 #include "commands/trigger.h"
 #include "dirty_log.h"
+#include "progress.h"
 #include "settings.h"
 #include "sink.h"
 #include "window.h"
@@ -61,11 +62,24 @@ qualified_relation_name(Oid relid)
 									  get_rel_name(relid));
 }
 
-/* Runs one statement; the caller is connected to SPI. */
+static void sink_write_callback(void *arg);
+
+/*
+ * Runs one statement; the caller is connected to SPI.  Writing a flow's
+ * sink (a write context pushed), the statement is labelled with the flow.
+ */
 static void
 run_sql(const char *sql, int nargs, Oid *argtypes, Datum *args, int expected)
 {
-	int			rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0);
+	int			rc;
+
+	for (ErrorContextCallback *cb = error_context_stack; cb; cb = cb->previous)
+		if (cb->callback == sink_write_callback)
+		{
+			sql = progress_label_sql(((SinkWriteContext *) cb->arg)->flow_name, sql);
+			break;
+		}
+	rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0);
 
 	if (rc != expected)
 		elog(ERROR, "flowpg could not run \"%s\": %s", sql, SPI_result_code_string(rc));

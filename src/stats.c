@@ -26,6 +26,7 @@
 #include "catalog.h"
 #include "guc.h"
 #include "queue.h"
+#include "shmem.h"
 #include "stats.h"
 #include "pool.h"
 
@@ -41,13 +42,17 @@ interval_between(TimestampTz from, TimestampTz to)
 	return IntervalPGetDatum(interval);
 }
 
-void
-stats_record_run(int64 flow_id, BatchResult *result, TimestampTz started,
-				 TimestampTz finished, TimestampTz next_run)
+/*
+ * Successful runs (runs of them: a streaming flow's rounds are recorded
+ * together), the last of which ran from started to finished.
+ */
+static void
+record_success(int64 flow_id, BatchResult *result, int64 runs, TimestampTz started,
+			   TimestampTz finished, TimestampTz next_run)
 {
-	Oid			types[6] = {INT8OID, INT8OID, INT8OID, TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID};
-	Datum		values[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', next_run ? ' ' : 'n'};
+	Oid			types[7] = {INT8OID, INT8OID, INT8OID, TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID, INT8OID};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', next_run ? ' ' : 'n', ' '};
 
 	values[0] = Int64GetDatum(flow_id);
 	values[1] = Int64GetDatum(result->rows_in);
@@ -55,20 +60,37 @@ stats_record_run(int64 flow_id, BatchResult *result, TimestampTz started,
 	values[3] = TimestampTzGetDatum(finished);
 	values[4] = interval_between(started, finished);
 	values[5] = TimestampTzGetDatum(next_run);
+	values[6] = Int64GetDatum(runs);
 	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, runs, rows_in, rows_out, "
-							   "last_run_at, last_run_duration, next_run_at, last_worker_pid) "
-							   "VALUES ($1, 1, $2, $3, $4, $5, $6, pg_catalog.pg_backend_pid()) "
-							   "ON CONFLICT (flow_id) DO UPDATE SET runs = r.runs + 1, "
+							   "last_run_at, last_run_duration, next_run_at, last_worker_pid, "
+							   "last_success_at) "
+							   "VALUES ($1, $7, $2, $3, $4, $5, $6, pg_catalog.pg_backend_pid(), $4) "
+							   "ON CONFLICT (flow_id) DO UPDATE SET runs = r.runs + excluded.runs, "
 							   "consecutive_failures = 0, rows_in = r.rows_in + excluded.rows_in, "
 							   "rows_out = r.rows_out + excluded.rows_out, "
 							   "last_run_at = excluded.last_run_at, "
 							   "last_run_duration = excluded.last_run_duration, "
 							   "next_run_at = coalesce(excluded.next_run_at, r.next_run_at), "
-							   "last_worker_pid = excluded.last_worker_pid",
-							   6, types, values, nulls);
+							   "last_worker_pid = excluded.last_worker_pid, "
+							   "last_success_at = excluded.last_success_at",
+							   7, types, values, nulls);
 	catalog_execute_privileged("UPDATE flowpg.flow SET state = 'active', state_reason = NULL "
 							   "WHERE flow_id = $1 AND state = 'failed'",
 							   1, types, values, NULL);
+}
+
+void
+stats_record_run(int64 flow_id, BatchResult *result, TimestampTz started,
+				 TimestampTz finished, TimestampTz next_run)
+{
+	record_success(flow_id, result, 1, started, finished, next_run);
+}
+
+void
+stats_record_rounds(int64 flow_id, BatchResult *result, int64 rounds,
+					TimestampTz last_started, TimestampTz last_finished)
+{
+	record_success(flow_id, result, rounds, last_started, last_finished, 0);
 }
 
 int
@@ -207,6 +229,65 @@ flowpg_stream_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 
+PG_FUNCTION_INFO_V1(flowpg_stream_live);
+
+/*
+ * flowpg._stream_live(flow_id): a streaming flow's rounds the worker has
+ * not added to flowpg.flow_run yet (it does so once a second at most), the
+ * last round's own timing, and a failed flow's next attempt -- so that
+ * flow_stats shows what happened up to now, not up to the last record --
+ * and what memory limits took from its state, for flowpg.memory.
+ */
+Datum
+flowpg_stream_live(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[9];
+	bool		nulls[9] = {0};
+	StreamStats st;
+	Interval   *duration = palloc0(sizeof(Interval));
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (!queue_get_stats(PG_GETARG_INT64(0), &st))
+		memset(&st, 0, sizeof(st));
+	values[0] = Int64GetDatum(st.unrecorded_runs);
+	values[1] = Int64GetDatum(st.unrecorded_rows_in);
+	values[2] = Int64GetDatum(st.unrecorded_rows_out);
+	nulls[3] = nulls[4] = st.last_round_at == 0;
+	values[3] = TimestampTzGetDatum(st.last_round_at);
+	duration->time = st.last_round_us;
+	values[4] = IntervalPGetDatum(duration);
+	nulls[5] = st.retry_at == 0;
+	values[5] = TimestampTzGetDatum(st.retry_at);
+	values[6] = BoolGetDatum(st.degraded);
+	values[7] = Int64GetDatum(st.degrades);
+	values[8] = Int64GetDatum(st.evictions);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(flowpg_database_memory);
+
+/* flowpg._database_memory(): this database's state, the server's, its share. */
+Datum
+flowpg_database_memory(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	int64		database_bytes;
+	int64		server_bytes;
+	int64		share;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	shmem_state_usage(MyDatabaseId, &database_bytes, &server_bytes, &share);
+	values[0] = Int64GetDatum(database_bytes);
+	values[1] = Int64GetDatum(server_bytes);
+	values[2] = Int64GetDatum(share);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
 PG_FUNCTION_INFO_V1(flowpg_flow_state);
 
 /*
@@ -313,7 +394,8 @@ stats_schedule(void)
 							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid, "
 							 "b.flow_id IS NOT NULL AND f.mode <> 'streaming' "
 							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id) "
-							 "LEFT JOIN flowpg.flow_backfill b USING (flow_id)",
+							 "LEFT JOIN flowpg.flow_backfill b USING (flow_id) "
+							 "WHERE NOT f.paused",	/* pause_flow: nothing runs it */
 							 0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{

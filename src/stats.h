@@ -18,6 +18,13 @@ extern void stats_record_run(int64 flow_id, BatchResult *result,
 							 TimestampTz next_run);
 
 /*
+ * A streaming flow's rounds since the last record, summed in result; the
+ * last of them ran from last_started to last_finished.
+ */
+extern void stats_record_rounds(int64 flow_id, BatchResult *result, int64 rounds,
+								TimestampTz last_started, TimestampTz last_finished);
+
+/*
  * A failed run: counts it, keeps the error (the last few per flow), marks
  * the flow failed and returns how many runs in a row have failed.
  */

@@ -106,6 +106,7 @@ give_up_all(StreamFlow *flow)
 	flow_state_drop_store(flow);
 	flow->sh->degraded = true;
 	flow->sh->degraded_at = GetCurrentTimestamp();
+	flow->sh->degrades_total++;
 	ereport(LOG,
 			(errmsg("flowpg: flow \"%s\" gives up its state for memory",
 					flow->entry->flow_name),
@@ -171,6 +172,7 @@ evict_for_memory(StreamFlow *flow)
 		return;
 	}
 	sh->degraded_at = GetCurrentTimestamp();	/* loaded whole again once memory frees */
+	sh->evictions++;
 	if (!sh->has_watermark || end > sh->watermark_time)
 	{
 		sh->has_watermark = true;

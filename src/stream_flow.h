@@ -74,10 +74,15 @@ typedef struct FlowShared
 
 	/* flow_stats */
 	int64		refills;		/* the whole state loaded from the source */
+	int64		degrades_total; /* whole state given up for memory */
+	int64		evictions;		/* older windows given up for memory */
 	int64		repairs;		/* rounds that did not finish, recomputed */
 	StreamStats stats;
-	BatchResult unrecorded;
+	BatchResult unrecorded;		/* rounds not in flowpg.flow_run yet */
+	int64		unrecorded_runs;
 	TimestampTz unrecorded_since;
+	TimestampTz last_round_at;	/* the last round that did work: its end */
+	int64		last_round_us;	/* and its own duration */
 } FlowShared;
 
 /* Windows (as window-value ordinals) a refill already read from the source. */
@@ -110,6 +115,7 @@ typedef struct StreamFlow
 	AggTrans   *trans;			/* scratch: a group's states */
 	AggTrans   *partials;		/* scratch: a batch group's partials */
 	FlowEntry  *entry;
+	bool		paused;			/* the catalog's, at the last sync */
 	StreamGraph *graph;
 	WindowProbe *probe;
 	FlowShared *sh;				/* NULL when the registry had no slot */

@@ -31,6 +31,7 @@
 
 #include "catalog.h"
 #include "dirty_log.h"
+#include "progress.h"
 #include "shmem.h"
 #include "stats.h"
 #include "stream_flow.h"
@@ -163,16 +164,19 @@ load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
 	if (!whole)
 		batch_restrict_query(plan, query, ranges);
 
-	spiplan = SPI_prepare(pg_get_querydef(query, false), 0, NULL);
+	spiplan = SPI_prepare(progress_label_sql(flow->entry->flow_name,
+											 pg_get_querydef(query, false)), 0, NULL);
 	if (spiplan == NULL)
 		elog(ERROR, "flowpg could not plan the source scan: %s",
 			 SPI_result_code_string(SPI_result));
+	progress_phase(whole ? "loading the state from the source" : "reloading windows from the source");
 	portal = SPI_cursor_open(NULL, spiplan, NULL, NULL, true);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, SOURCE_FETCH_ROWS);
 		if (SPI_processed == 0)
 			break;
+		progress_add_rows_read(SPI_processed);
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			TupleTableSlot *row = graph->row_slot;

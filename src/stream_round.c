@@ -49,6 +49,7 @@
 #include "stream_flow.h"
 #include "stream_state.h"
 #include "pool.h"
+#include "progress.h"
 
 #define FLOW_SHARED_MAGIC 0x73747266
 #define STATS_RECORD_USECS (1000 * 1000)
@@ -293,6 +294,8 @@ sync_flows(void)
 		}
 		if (flow == NULL)
 			flow = new_handle(entry);
+		queue_set_paused(flow->flow_id, entry->paused);	/* after a restart too */
+		flow->paused = entry->paused;
 		seen = lappend(seen, flow);
 	}
 	foreach(lc, list_copy(stream_flows))
@@ -443,8 +446,8 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		return 0;
 	}
 	entry = catalog_get_by_id(flow->flow_id);
-	if (entry == NULL || graph_version(entry) != flow->version)
-		return 0;				/* gone or changed: the next sync sees it */
+	if (entry == NULL || graph_version(entry) != flow->version || entry->paused)
+		return 0;				/* gone, changed or paused: the next sync sees it */
 	if (!batch_try_lock_tables(entry))
 	{
 		if (sh)
@@ -685,6 +688,15 @@ publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed)
 	sh->stats.refills = sh->refills;
 	sh->stats.repairs = sh->repairs;
 	sh->stats.last_worker = MyProcPid;
+	sh->stats.unrecorded_runs = sh->unrecorded_runs;
+	sh->stats.unrecorded_rows_in = sh->unrecorded.rows_in;
+	sh->stats.unrecorded_rows_out = (int64) sh->unrecorded.rows_out;
+	sh->stats.last_round_at = sh->last_round_at;
+	sh->stats.last_round_us = sh->last_round_us;
+	sh->stats.retry_at = sh->failures > 0 ? sh->retry_at : 0;
+	sh->stats.degraded = sh->degraded || sh->has_watermark;
+	sh->stats.degrades = sh->degrades_total;
+	sh->stats.evictions = sh->evictions;
 	queue_publish(flow->flow_id, &sh->stats, flush_done, failed);
 }
 
@@ -693,7 +705,7 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
 {
 	FlowShared *sh = flow->sh;
 
-	if (sh == NULL || (sh->unrecorded.log_entries == 0 && sh->unrecorded.rows_out == 0))
+	if (sh == NULL || sh->unrecorded_runs == 0)
 		return;
 	if (sh->unrecorded_since == 0)
 		sh->unrecorded_since = now;
@@ -709,10 +721,12 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
 		CommitTransactionCommand();
 		return;
 	}
-	stats_record_run(flow->flow_id, &sh->unrecorded, sh->unrecorded_since, now, 0);
+	stats_record_rounds(flow->flow_id, &sh->unrecorded, sh->unrecorded_runs,
+						sh->last_round_at - sh->last_round_us, sh->last_round_at);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	memset(&sh->unrecorded, 0, sizeof(BatchResult));
+	sh->unrecorded_runs = 0;
 	sh->unrecorded_since = now;
 }
 
@@ -773,6 +787,7 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy,
 		if (GetCurrentTimestamp() - sh->degraded_at > DEGRADED_FORGET_USECS)
 			sh->degrades = 0;
 		sh->degrades++;
+		sh->degrades_total++;
 		sh->degraded = true;
 		sh->degraded_at = GetCurrentTimestamp();
 		sh->loaded = true;
@@ -824,10 +839,18 @@ run_one(StreamFlow *flow, int64 flush_request)
 	MemoryContext oldcontext = CurrentMemoryContext;
 	volatile int64 flush_done = 0;
 	volatile bool succeeded = false;
+	BatchResult before = {0};
 
-	pgstat_report_activity(STATE_RUNNING, "flowpg: streaming");
+	pgstat_report_activity(STATE_RUNNING,
+						   flow->entry ?
+						   psprintf("flowpg: streaming round of flow %s", flow->entry->flow_name) :
+						   psprintf("flowpg: streaming round of flow %lld", (long long) flow->flow_id));
+	progress_begin(flow->flow_id, PROGRESS_STREAM_ROUND);
 	(void) shmem_state_take_refusal();	/* a note of an earlier, survived refusal */
 	flow->sh = shared_part(flow->flow_id, false);
+	/* a failed round's counts go with it */
+	if (flow->sh)
+		before = flow->sh->unrecorded;
 	PG_TRY();
 	{
 		if (flow->sh && flow->sh->loaded && !flow->sh->touched)
@@ -886,12 +909,23 @@ run_one(StreamFlow *flow, int64 flush_request)
 		refused = edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY && shmem_state_take_refusal();
 		if (busy || refused)
 			flush_request = 0;
+		if (flow->sh)
+			flow->sh->unrecorded = before;
 		round_failed(flow, edata, started, busy, refused);
 		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
 		FreeErrorData(edata);	/* in the worker's long-lived context */
 	}
 	PG_END_TRY();
 
+	if (succeeded && flow->sh &&
+		(flow->sh->unrecorded.log_entries != before.log_entries ||
+		 flow->sh->unrecorded.rows_out != before.rows_out))
+	{
+		/* a round that applied batches or wrote the sink: a run */
+		flow->sh->unrecorded_runs++;
+		flow->sh->last_round_at = GetCurrentTimestamp();
+		flow->sh->last_round_us = flow->sh->last_round_at - started;
+	}
 	if (succeeded)
 	{
 		/* the run is on record before a waiting flush_flow returns */
@@ -911,6 +945,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		PG_END_TRY();
 		publish(flow, flush_done, false, GetCurrentTimestamp());
 	}
+	progress_end();
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
@@ -1006,6 +1041,8 @@ stream_run(bool *worked)
 
 		CHECK_FOR_INTERRUPTS();
 		now = GetCurrentTimestamp();
+		if (flow->paused)
+			continue;			/* resume_flow: the next sync */
 
 		/*
 		 * The claim first: the flow's shared part and store that round_due
