@@ -166,6 +166,9 @@ flow_mode_reason(FlowPlan *plan, FlowMode requested, Interval *eval_interval)
 	if (plan->streaming_refusal == NULL)
 		return "eval_interval is given, and only batching flows run on ticks";
 	reason = plan->streaming_refusal;
+	/* eval_interval asks for a batching flow already: no news */
+	if (eval_interval)
+		return reason;
 	ereport(NOTICE,
 			(errmsg("the flow runs in batching mode: %s", reason),
 			 errdetail("A batching flow's sink is recomputed every flowpg.min_refresh_interval; a streaming flow's within a fraction of a second."),

@@ -584,6 +584,15 @@ queue_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool failed
 	slot->stats.round_rows = stats->round_rows;
 	slot->stats.refills = stats->refills;
 	slot->stats.repairs = stats->repairs;
+	slot->stats.unrecorded_runs = stats->unrecorded_runs;
+	slot->stats.unrecorded_rows_in = stats->unrecorded_rows_in;
+	slot->stats.unrecorded_rows_out = stats->unrecorded_rows_out;
+	slot->stats.last_round_at = stats->last_round_at;
+	slot->stats.last_round_us = stats->last_round_us;
+	slot->stats.retry_at = stats->retry_at;
+	slot->stats.degraded = stats->degraded;
+	slot->stats.degrades = stats->degrades;
+	slot->stats.evictions = stats->evictions;
 	if (stats->last_worker)
 		slot->stats.last_worker = stats->last_worker;
 	if (flushes_done > slot->flushes_done)
