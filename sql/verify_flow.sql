@@ -7,6 +7,9 @@
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, YMD';
 SET client_min_messages = warning;
+-- the worker runs: a streaming flow's flush_flow asks it for its changes
+-- (without a worker it recomputes the sink, which would repair it)
+SHOW flowpg.enabled;
 CREATE SCHEMA vf;
 
 -- The SQLSTATE and message of a statement's error.
@@ -231,6 +234,16 @@ UPDATE vf.recent_hourly SET n = 99 WHERE hour = :'new_hour';
 SELECT flowpg.verify_flow('vf_recent') AS maintained;
 SELECT flowpg.refresh_flow('vf_recent') AS written;
 SELECT flowpg.verify_flow('vf_recent') AS maintained;
+-- a streaming flow created with expire_after never had the old window
+SELECT flowpg.create_flow('vf_recent_stream', 'vf.recent_stream_hourly',
+  $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total FROM vf.recent GROUP BY 1$$,
+  mode => 'streaming', expire_after => '1 day') > 0 AS created;
+SELECT flowpg.flush_flow('vf_recent_stream') >= 0 AS flushed;
+INSERT INTO vf.recent VALUES (:'old_hour', 4), (:'new_hour', 5);
+SELECT flowpg.flush_flow('vf_recent_stream') >= 0 AS flushed;
+SELECT hour = :'old_hour' AS old, n, total FROM vf.recent_stream_hourly ORDER BY hour;
+SELECT flowpg.verify_flow('vf_recent_stream') AS maintained,
+	   flow_mismatches('vf_recent_stream') AS whole_oracle;
 
 ------------------------------------------------------------------------------
 -- Who may verify: the owner, or a role that may act for it.  The query
