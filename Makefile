@@ -45,7 +45,8 @@ OBJS = \
 	src/stream_apply.o \
 	src/stream_refill.o \
 	src/stream_evict.o \
-	src/stream_round.o
+	src/stream_round.o \
+	src/verify.o
 DATA = flowpg--0.1.sql flowpg--0.2.sql flowpg--0.1--0.2.sql
 # The SQL objects' version the library works with (catalog.h), from the control file.
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" flowpg.control)

@@ -273,6 +273,21 @@ GRANT SELECT ON flowpg.flow_progress, flowpg.memory TO PUBLIC;
 GRANT SELECT ON flowpg.flow_backfills TO PUBLIC;
 
 /*
+ * verify_flow: the number of rows in which the sink and the flow's query
+ * differ, counted both ways, floats within a relative tolerance (verify.c).
+ * It only reads; _floats_within is its comparison of two floats.
+ */
+CREATE FUNCTION flowpg.verify_flow(flow_name text, tolerance float8 DEFAULT 0)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flowpg_verify_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+CREATE FUNCTION flowpg._floats_within(a float8, b float8, tolerance float8)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flowpg_floats_within'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+
+/*
  * Brings every flow's capture triggers to this version's set and states
  * (src/capture.c); the update scripts run it, so that flows made by an
  * older release capture as new ones do.

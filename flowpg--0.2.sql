@@ -172,6 +172,21 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'flowpg_refresh_flow'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
+/*
+ * verify_flow: the number of rows in which the sink and the flow's query
+ * differ, counted both ways, floats within a relative tolerance (verify.c).
+ * It only reads; _floats_within is its comparison of two floats.
+ */
+CREATE FUNCTION flowpg.verify_flow(flow_name text, tolerance float8 DEFAULT 0)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flowpg_verify_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+CREATE FUNCTION flowpg._floats_within(a float8, b float8, tolerance float8)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flowpg_floats_within'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+
 /* The capture trigger function of source tables (see capture.c). */
 CREATE FUNCTION flowpg._capture()
 RETURNS trigger

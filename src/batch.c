@@ -269,14 +269,6 @@ batch_clip_ranges(List *ranges, int64 cutoff)
 	return kept;
 }
 
-typedef struct RunContext
-{
-	FlowEntry  *entry;
-	FlowPlan   *plan;
-	WindowProbe *probe;
-	FlowIdentity identity;
-} RunContext;
-
 /*
  * Brings the partition descriptors of the flow's partitioned sources up to
  * the caller's snapshot before the run reads them.  ATTACH PARTITION locks
@@ -331,8 +323,8 @@ lock_source_partitions(FlowEntry *entry)
  * Enters the flow's world: its plan, pinned settings, owner and SPI; and
  * says what it does in flowpg.flow_progress.
  */
-static void
-run_begin(RunContext *run, FlowEntry *entry, ProgressCommand command)
+void
+batch_run_begin(BatchRun *run, FlowEntry *entry, ProgressCommand command)
 {
 	progress_begin(entry->flow_id, command);
 	lock_source_partitions(entry);
@@ -351,28 +343,33 @@ run_begin(RunContext *run, FlowEntry *entry, ProgressCommand command)
 	}
 }
 
-static void
-run_end(RunContext *run)
+void
+batch_run_end(BatchRun *run)
 {
 	SPI_finish();
 	flow_leave(&run->identity);
 	progress_end();
 }
 
-/* The whole flow, within expire_after; *ranges gets that range (NIL: all). */
-static uint64
-recompute_whole(RunContext *run, List **ranges)
+List *
+batch_maintained_ranges(BatchRun *run)
 {
 	WindowRange *all;
 
-	*ranges = NIL;
 	if (run->entry->expire_after == NULL || run->probe == NULL)
-		return recompute(run->entry, run->plan, run->probe, NIL, true);
+		return NIL;
 	all = palloc0(sizeof(WindowRange));
 	all->start = window_expiry_cutoff(run->probe, run->entry->expire_after);
 	all->unbounded = true;
-	*ranges = list_make1(all);
-	return recompute(run->entry, run->plan, run->probe, *ranges, false);
+	return list_make1(all);
+}
+
+/* The whole flow, within expire_after; *ranges gets that range (NIL: all). */
+static uint64
+recompute_whole(BatchRun *run, List **ranges)
+{
+	*ranges = batch_maintained_ranges(run);
+	return recompute(run->entry, run->plan, run->probe, *ranges, *ranges == NIL);
 }
 
 void
@@ -437,7 +434,7 @@ merge_ranges(WindowProbe *probe, List *entries, List **consumed)
 
 /* The width of the window holding now, in microseconds (integers: seconds). */
 static int64
-current_window_usecs(RunContext *run)
+current_window_usecs(BatchRun *run)
 {
 	int64		start;
 	int64		end;
@@ -480,7 +477,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 	List	   *entries;
 	List	   *consumed = NIL;
 	bool		whole = false;
-	RunContext	run;
+	BatchRun	run;
 	ListCell   *lc;
 
 	entry = lock_current_entry(entry->flow_id);
@@ -491,7 +488,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 		return result;
 	result.more_pending = list_length(entries) == MAX_LOG_ENTRIES_PER_RUN;
 
-	run_begin(&run, entry, PROGRESS_REFRESH);
+	batch_run_begin(&run, entry, PROGRESS_REFRESH);
 	result.window_usecs = current_window_usecs(&run);
 	foreach(lc, entries)
 		whole |= ((DirtyEntry *) lfirst(lc))->whole;
@@ -521,7 +518,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 				recomputed(arg, run.plan, run.probe, ranges, false);
 		}
 	}
-	run_end(&run);
+	batch_run_end(&run);
 
 	foreach(lc, consumed)
 		result.rows_in += ((DirtyEntry *) lfirst(lc))->nrows;
@@ -551,7 +548,7 @@ BatchResult
 batch_recompute_all(FlowEntry *entry)
 {
 	BatchResult result = {0, 0, 0, false, 0};
-	RunContext	run;
+	BatchRun	run;
 	List	   *ranges;
 
 	entry = lock_current_entry(entry->flow_id);
@@ -564,9 +561,9 @@ batch_recompute_all(FlowEntry *entry)
 	 */
 	result.log_entries = dirty_log_delete_all(entry->flow_id, &result.rows_in);
 
-	run_begin(&run, entry, PROGRESS_RECOMPUTE);
+	batch_run_begin(&run, entry, PROGRESS_RECOMPUTE);
 	result.rows_out = recompute_whole(&run, &ranges);
-	run_end(&run);
+	batch_run_end(&run);
 	return result;
 }
 
@@ -576,7 +573,7 @@ batch_recompute_all(FlowEntry *entry)
  * Runs in the caller's run context.
  */
 static uint64
-refresh_ordinals(RunContext *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
+refresh_ordinals(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
 {
 	WindowRange *r = palloc0(sizeof(WindowRange));
 	List	   *ranges;
@@ -611,13 +608,13 @@ uint64
 batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 					bool has_end, Datum end)
 {
-	RunContext	run;
+	BatchRun	run;
 	uint64		rows;
 
 	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return 0;
-	run_begin(&run, entry, PROGRESS_RECOMPUTE);
+	batch_run_begin(&run, entry, PROGRESS_RECOMPUTE);
 	if (run.probe == NULL || (!has_start && !has_end))
 	{
 		List	   *ranges;
@@ -634,7 +631,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 								has_end ? window_ordinal_from_timestamptz(run.plan->time_type,
 																		  DatumGetTimestampTz(end) - 1) : 0);
 	}
-	run_end(&run);
+	batch_run_end(&run);
 	return rows;
 }
 
@@ -642,14 +639,14 @@ uint64
 batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int64 hi,
 					   bool null_window)
 {
-	RunContext	run;
+	BatchRun	run;
 	uint64		rows;
 	List	   *ranges;
 
 	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return 0;
-	run_begin(&run, entry, PROGRESS_BACKFILL);
+	batch_run_begin(&run, entry, PROGRESS_BACKFILL);
 	if (run.probe == NULL || (!has_lo && !has_hi))
 		rows = recompute_whole(&run, &ranges);
 	else
@@ -658,7 +655,7 @@ batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int
 			sink_delete_null_window(entry->sink_relid, run.plan, entry->flow_name);
 		rows = refresh_ordinals(&run, has_lo, lo, has_hi, hi);
 	}
-	run_end(&run);
+	batch_run_end(&run);
 	return rows;
 }
 
@@ -666,7 +663,7 @@ batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int
 bool
 batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *null_times)
 {
-	RunContext	run;
+	BatchRun	run;
 	char	   *column;
 	char	   *sql;
 	bool		lo_null;
@@ -675,11 +672,11 @@ batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *nul
 
 	if (!OidIsValid(entry->time_relid))
 		return false;
-	run_begin(&run, entry, PROGRESS_BACKFILL);
+	batch_run_begin(&run, entry, PROGRESS_BACKFILL);
 	progress_phase("reading the source's time range");
 	if (run.probe == NULL)
 	{
-		run_end(&run);
+		batch_run_end(&run);
 		return false;
 	}
 	/* the column by number: its name may have changed since the flow was made */
@@ -698,6 +695,6 @@ batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *nul
 		*hi = window_datum_to_ordinal(run.plan->time_type, d);
 	*rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &hi_null));
 	*null_times = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &hi_null)) > 0;
-	run_end(&run);
+	batch_run_end(&run);
 	return !lo_null;
 }

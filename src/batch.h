@@ -10,6 +10,8 @@
 
 #include "catalog.h"
 #include "planner.h"
+#include "progress.h"
+#include "settings.h"
 #include "window.h"
 
 /* Window-aligned range of time ordinals [start, end). */
@@ -37,6 +39,30 @@ typedef struct BatchResult
 	bool		more_pending;	/* the log held more than one run may take */
 	int64		window_usecs;	/* width of the flow's current window, 0 if none */
 } BatchResult;
+
+/*
+ * A run in the flow's world: its plan and window probe (NULL without a time
+ * window), as its owner in a restricted security context, under its pinned
+ * settings, connected to SPI.  The refresh reads the source in it, and so
+ * does verify_flow.
+ */
+typedef struct BatchRun
+{
+	FlowEntry  *entry;
+	FlowPlan   *plan;
+	WindowProbe *probe;
+	FlowIdentity identity;
+} BatchRun;
+
+/* command: what flowpg.flow_progress says the run does */
+extern void batch_run_begin(BatchRun *run, FlowEntry *entry, ProgressCommand command);
+extern void batch_run_end(BatchRun *run);
+
+/*
+ * The windows a flow maintains, in its run: one range from the expiry
+ * cutoff on with expire_after, NIL for all of them.
+ */
+extern List *batch_maintained_ranges(BatchRun *run);
 
 /*
  * One run over the flow's dirty log: recomputes the windows it names and

@@ -64,6 +64,7 @@ static const char *const command_names[] = {
 	[PROGRESS_RECOMPUTE] = "recompute",
 	[PROGRESS_BACKFILL] = "backfill",
 	[PROGRESS_STREAM_ROUND] = "streaming round",
+	[PROGRESS_VERIFY] = "verify",
 };
 
 PG_FUNCTION_INFO_V1(flowpg_progress);

@@ -19,7 +19,8 @@ typedef enum ProgressCommand
 	PROGRESS_REFRESH,			/* batching: the dirty windows */
 	PROGRESS_RECOMPUTE,			/* refresh_flow, a whole recompute */
 	PROGRESS_BACKFILL,			/* a piece of an online backfill */
-	PROGRESS_STREAM_ROUND		/* a streaming round */
+	PROGRESS_STREAM_ROUND,		/* a streaming round */
+	PROGRESS_VERIFY				/* verify_flow */
 } ProgressCommand;
 
 /* Shared memory (called by shmem.c) and the abort callback (_PG_init). */

@@ -1,0 +1,316 @@
+/*-------------------------------------------------------------------------
+ *
+ * verify.c
+ *	  flowpg.verify_flow: the project's oracle as a function, comparing a
+ *	  flow's sink with the flow's query run over the source now.
+ *
+ * The result is the number of rows that differ, counted both ways: sink
+ * rows without a twin in the query's result plus result rows without a
+ * twin in the sink (EXCEPT ALL in both directions).  Only the flow's output
+ * columns are compared, not the sink's own (update_at, ...), and only the
+ * windows the flow maintains: with expire_after, the query is restricted to
+ * the windows from the expiry cutoff on and the sink to the rows of those
+ * windows, exactly as the batching refresh recomputes the whole flow
+ * (batch_maintained_ranges), so expired windows, whose sink rows are kept
+ * as they were, never count.  A query using now() is evaluated at this
+ * transaction's time, as flush_flow would evaluate it.
+ *
+ * Values are compared in the sink column's type (the query's outputs are
+ * cast to it as the INSERT into the sink does), by the type's default
+ * equality; a type without btree equality and ordering (json, hll, point)
+ * is compared by its text.  Floats (float4, float8 and domains over them)
+ * are compared exactly when the tolerance is 0.  Otherwise the rows left
+ * without an exact twin are matched within the tolerance, which is
+ * relative: a and b match when |a - b| <= tolerance * greatest(|a|, |b|)
+ * (equal values, NULLs and NaNs match themselves; an infinity matches only
+ * itself).  Rows that agree on all columns but the floats are paired in
+ * the order of their floats, and a pair is a twin when every float of it
+ * matches.
+ *
+ * It only reads: the comparison is one SELECT run like the refresh's
+ * queries, as the flow's owner in a restricted security context under the
+ * flow's pinned settings (batch_run_begin), so its functions, casts and
+ * names mean what they mean when the flow writes its sink.  Nothing is
+ * flushed or locked beyond what reading takes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "batch.h"
+#include "flow_api.h"
+#include "planner.h"
+
+PG_FUNCTION_INFO_V1(flowpg_verify_flow);
+PG_FUNCTION_INFO_V1(flowpg_floats_within);
+
+/* How a column is compared. */
+typedef enum VerifyKind
+{
+	VERIFY_EQUAL,				/* by the type's default equality */
+	VERIFY_FLOAT,				/* the same, then within the tolerance */
+	VERIFY_TEXT					/* no btree equality: by its text */
+} VerifyKind;
+
+typedef struct VerifyColumn
+{
+	VerifyKind	kind;
+	char	   *sink_expr;		/* over the sink as "s" */
+	char	   *query_expr;		/* over the query's result as "q" */
+} VerifyColumn;
+
+/*
+ * How an output of the flow is compared with its sink column: in the
+ * column's type, typmod and collation, which the query's value is cast to
+ * where the output's differ, as the INSERT into the sink casts it.
+ */
+static void
+verify_column(Oid sink_relid, FlowOutput *out, VerifyColumn *col)
+{
+	AttrNumber	attnum = get_attnum(sink_relid, out->name);
+	const char *name = quote_identifier(out->name);
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+	Oid			base;
+	bool		cast;
+	TypeCacheEntry *typentry;
+
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("sink table %s has no column \"%s\" for the flow's output",
+						get_rel_name(sink_relid), out->name)));
+	get_atttypetypmodcoll(sink_relid, attnum, &type, &typmod, &collation);
+
+	col->sink_expr = psprintf("s.%s", name);
+	col->query_expr = psprintf("q.%s", name);
+	cast = type != out->type || typmod != out->typmod;
+	if (cast)
+		col->query_expr = psprintf("CAST(%s AS %s)", col->query_expr,
+								   format_type_extended(type, typmod,
+														FORMAT_TYPE_TYPEMOD_GIVEN |
+														FORMAT_TYPE_FORCE_QUALIFY));
+	if (OidIsValid(collation) && (cast || collation != out->collation))
+		col->query_expr = psprintf("%s COLLATE %s", col->query_expr,
+								   generate_collation_name(collation));
+
+	base = getBaseType(type);
+	typentry = lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_LT_OPR);
+	if (base == FLOAT4OID || base == FLOAT8OID)
+		col->kind = VERIFY_FLOAT;
+	else if (OidIsValid(typentry->eq_opr) && OidIsValid(typentry->lt_opr))
+		col->kind = VERIFY_EQUAL;
+	else
+	{
+		/* EXCEPT, ORDER BY and PARTITION BY need both */
+		col->kind = VERIFY_TEXT;
+		col->sink_expr = psprintf("CAST(%s AS pg_catalog.text)", col->sink_expr);
+		col->query_expr = psprintf("CAST(%s AS pg_catalog.text)", col->query_expr);
+	}
+}
+
+/* "c1, c2, ..." for the float columns, or for the others. */
+static char *
+column_list(VerifyColumn *cols, int ncols, bool floats)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < ncols; i++)
+		if ((cols[i].kind == VERIFY_FLOAT) == floats)
+			appendStringInfo(&buf, "%sc%d", buf.len > 0 ? ", " : "", i + 1);
+	return buf.data;
+}
+
+/*
+ * The comparison as one SELECT over the maintained ranges (NIL: all).  $1
+ * is the tolerance (when used), $window_param the first maintained window
+ * (when restricted).
+ */
+static char *
+comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
+			   int window_param)
+{
+	FlowPlan   *plan = run->plan;
+	Query	   *query = copyObject(plan->query);
+	Oid			sink_relid = run->entry->sink_relid;
+	StringInfoData sql;
+
+	if (ranges != NIL)
+		batch_restrict_query(plan, query, ranges);
+
+	/*
+	 * The flow's query comes first: a later CTE's name is not visible in
+	 * it, so its names (deparsed unqualified where the pinned search_path
+	 * finds them) cannot be taken for ours.
+	 */
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "WITH q AS MATERIALIZED (SELECT ");
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].query_expr, i + 1);
+	appendStringInfo(&sql, " FROM (%s) q), s AS MATERIALIZED (SELECT ",
+					 pg_get_querydef(query, false));
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].sink_expr, i + 1);
+	appendStringInfo(&sql, " FROM %s s",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink_relid)),
+												get_rel_name(sink_relid)));
+	if (ranges != NIL)
+		appendStringInfo(&sql, " WHERE s.%s >= $%d",
+						 quote_identifier(plan->outputs[plan->window_output].name),
+						 window_param);
+	appendStringInfoString(&sql, "), ");
+	appendStringInfoString(&sql,
+						   "s_only AS MATERIALIZED (SELECT * FROM s EXCEPT ALL SELECT * FROM q), "
+						   "q_only AS MATERIALIZED (SELECT * FROM q EXCEPT ALL SELECT * FROM s), "
+						   "u AS (SELECT true AS in_sink, * FROM s_only "
+						   "UNION ALL SELECT false, * FROM q_only)");
+	if (!tolerant)
+	{
+		appendStringInfoString(&sql, " SELECT count(*) FROM u");
+		return sql.data;
+	}
+
+	/*
+	 * Rows equal but for their floats share g; within g, each side's rows
+	 * are numbered in the order of their floats, and the n-th of the sink
+	 * is paired with the n-th of the query.
+	 */
+	{
+		char	   *keys = column_list(cols, plan->noutputs, false);
+		char	   *floats = column_list(cols, plan->noutputs, true);
+
+		appendStringInfo(&sql,
+						 ", r AS MATERIALIZED (SELECT in_sink, %s AS g, "
+						 "row_number() OVER (PARTITION BY in_sink%s%s ORDER BY %s) AS n, %s FROM u) "
+						 "SELECT (SELECT count(*) FROM u) - 2 * (SELECT count(*) FROM r a JOIN r b "
+						 "ON a.g = b.g AND a.n = b.n WHERE a.in_sink AND NOT b.in_sink",
+						 keys[0] ? psprintf("dense_rank() OVER (ORDER BY %s)", keys) : "1",
+						 keys[0] ? ", " : "", keys, floats, floats);
+	}
+	for (int i = 0; i < plan->noutputs; i++)
+		if (cols[i].kind == VERIFY_FLOAT)
+			appendStringInfo(&sql, " AND flowpg._floats_within(a.c%d, b.c%d, $1)", i + 1, i + 1);
+	appendStringInfoChar(&sql, ')');
+	return sql.data;
+}
+
+/* The number of rows in which the flow's sink and its query differ. */
+static int64
+verify_flow(FlowEntry *entry, float8 tolerance)
+{
+	BatchRun	run;
+	VerifyColumn *cols;
+	List	   *ranges;
+	bool		tolerant = false;
+	Oid			argtypes[2];
+	Datum		args[2];
+	int			nargs = 0;
+	char	   *sql;
+	bool		isnull;
+	int64		result;
+
+	/* the sink goes with its flow: once locked, dropped only if already gone */
+	LockRelationOid(entry->sink_relid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->sink_relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the sink table of flow \"%s\" was dropped", entry->flow_name)));
+
+	batch_run_begin(&run, entry, PROGRESS_VERIFY);
+	cols = palloc(sizeof(VerifyColumn) * run.plan->noutputs);
+	for (int i = 0; i < run.plan->noutputs; i++)
+	{
+		verify_column(entry->sink_relid, &run.plan->outputs[i], &cols[i]);
+		tolerant |= cols[i].kind == VERIFY_FLOAT && tolerance > 0;
+	}
+	if (tolerant)
+	{
+		argtypes[nargs] = FLOAT8OID;
+		args[nargs++] = Float8GetDatum(tolerance);
+	}
+	ranges = batch_maintained_ranges(&run);
+	if (ranges != NIL)
+	{
+		/* the sink's rows of those windows: from the first one's value on */
+		WindowRange *first = linitial(ranges);
+		Oid			wtype = run.plan->outputs[run.plan->window_output].type;
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(wtype, &typlen, &typbyval);
+		argtypes[nargs] = wtype;
+		args[nargs++] = datumCopy(window_probe_eval(run.probe, first->start), typbyval, typlen);
+	}
+	sql = comparison_sql(&run, cols, ranges, tolerant, nargs);
+
+	if (SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "flowpg could not compare the sink of flow \"%s\" with its query",
+			 entry->flow_name);
+	result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+										 &isnull));
+	batch_run_end(&run);
+	return result;
+}
+
+/* flowpg.verify_flow(flow_name, tolerance) */
+Datum
+flowpg_verify_flow(PG_FUNCTION_ARGS)
+{
+	char	   *flow_name = flow_required_text_arg(fcinfo, 0, "flow_name");
+	float8		tolerance;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("tolerance must not be NULL"),
+				 errhint("Use 0 to compare floats exactly.")));
+	tolerance = PG_GETARG_FLOAT8(1);
+	if (isnan(tolerance) || tolerance < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tolerance must be zero or a positive number, not %s",
+						float8out_internal(tolerance)),
+				 errdetail("Floats a and b match when |a - b| <= tolerance * greatest(|a|, |b|).")));
+	PG_RETURN_INT64(verify_flow(flow_owned_by_caller(flow_name), tolerance));
+}
+
+/*
+ * flowpg._floats_within(a, b, tolerance): do two floats match within a
+ * relative tolerance?  In C, where a difference too large for a double is
+ * an infinity rather than an error.
+ */
+Datum
+flowpg_floats_within(PG_FUNCTION_ARGS)
+{
+	float8		a;
+	float8		b;
+	float8		tolerance;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_BOOL(PG_ARGISNULL(0) && PG_ARGISNULL(1));
+	a = PG_GETARG_FLOAT8(0);
+	b = PG_GETARG_FLOAT8(1);
+	tolerance = PG_ARGISNULL(2) ? 0 : PG_GETARG_FLOAT8(2);
+	/* float8_eq: NaN equals NaN, as in the exact comparison */
+	if (float8_eq(a, b))
+		PG_RETURN_BOOL(true);
+	if (isinf(a) || isinf(b) || isnan(a) || isnan(b))
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(fabs(a - b) <= tolerance * fmax(fabs(a), fabs(b)));
+}
