@@ -92,6 +92,19 @@ SELECT state, failures > 0 AS failed, next_run_at > last_run_at AS retry_schedul
 	   runs = successes + failures AS runs_add_up
   FROM flowpg.flow_stats WHERE flow_name = 'op_fail';
 SELECT sqlstate, message FROM flowpg.flow_errors WHERE flow_name = 'op_fail' LIMIT 1;
+-- the README's dashboard queries
+SELECT flow_name, errors > 0 AS has_errors, latest FROM (
+SELECT e.flow_name, count(*) AS errors, max(e.at) AS last_error,
+       (array_agg(e.sqlstate || ': ' || e.message ORDER BY e.at DESC))[1] AS latest
+  FROM flowpg.flow_errors e
+ WHERE e.at > now() - interval '1 hour'
+ GROUP BY e.flow_name
+ ORDER BY last_error DESC) d WHERE flow_name LIKE 'op\_%';
+SELECT flow_name, state FROM (
+SELECT flow_name, mode, state, lag_seconds, pending
+  FROM flowpg.flow_stats
+ WHERE lag_seconds > 30 OR state NOT IN ('active', 'backfilling', 'paused')
+ ORDER BY lag_seconds DESC) d WHERE flow_name LIKE 'op\_%';
 DELETE FROM op.d WHERE v = 0;
 DO $$
 BEGIN
