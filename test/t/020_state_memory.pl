@@ -92,6 +92,19 @@ INSERT INTO m SELECT '2024-01-01 00:20+00'::timestamptz, i % 2000, i FROM genera
 }
 check_all('writes while memory is short');
 
+# flowpg.memory says what the limit took, and holds the server within it
+for my $db (@dbs)
+{
+	is($node->safe_psql($db, q{
+SELECT (degrades + evictions > 0) || ' ' || (fallbacks >= 0) || ' ' || (state_bytes <= (SELECT state_limit FROM flowpg.memory WHERE scope = 'server'))
+  FROM flowpg.memory WHERE scope = 'database'}),
+		'true true true', "$db: flowpg.memory counts what state_memory took")
+	  or diag($node->safe_psql($db, q{SELECT string_agg(flow_name || ':' || coalesce(state_bytes, -1) || '/' || degrades || '/' || evictions || '/' || degraded_flows || '/' || fallbacks, ' ') FROM flowpg.memory WHERE scope = 'flow'}));
+}
+cmp_ok($node->safe_psql('mem1', q{SELECT state_bytes FROM flowpg.memory WHERE scope = 'server'}),
+	'<=', $node->safe_psql('mem1', q{SELECT state_limit FROM flowpg.memory WHERE scope = 'server'}),
+	'the server state is within flowpg.state_memory');
+
 # memory frees (two databases drop their flows): the others load their state again
 for my $db ('mem1', 'mem2')
 {
