@@ -127,6 +127,18 @@ JOIN flowpg.flow f USING (flow_id);
 GRANT SELECT ON flowpg.flow_backfills TO PUBLIC;
 
 /*
+ * explain_flow: the flow's mode and why, window, keys, the path of each
+ * aggregate, its capture triggers, its streaming state, and the plans of
+ * the statements a refresh of one window runs (with analyze, its query
+ * run under EXPLAIN ANALYZE, the sink untouched), a line a row.  ANALYZE
+ * is a reserved word: named, the argument is written "analyze" => true.
+ */
+CREATE FUNCTION flowpg.explain_flow(flow_name text, "analyze" boolean DEFAULT false)
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'flowpg_explain_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+/*
  * Brings every flow's capture triggers to this version's set and states
  * (src/capture.c); the update scripts run it, so that flows made by an
  * older release capture as new ones do.
