@@ -33,6 +33,7 @@ OBJS = \
 	src/batch.o \
 	src/backfill.o \
 	src/stats.o \
+	src/explain.o \
 	src/pool.o \
 	src/worker.o \
 	src/aggregate.o \

@@ -38,6 +38,10 @@ ALTER TABLE flowpg.flow ADD COLUMN paused boolean NOT NULL DEFAULT false;
 ALTER TABLE flowpg.flow_run ADD COLUMN last_success_at timestamptz;
 UPDATE flowpg.flow_run SET last_success_at = last_run_at
  WHERE runs > 0 AND consecutive_failures = 0;
+/* flows.mode_reason: 0.1 did not keep why auto chose the mode */
+UPDATE flowpg.flow
+   SET options = options || '{"mode_reason": "chosen by mode => ''auto'' under flowpg 0.1, which did not keep the reason"}'
+ WHERE options->>'requested_mode' = 'auto';
 
 /*
  * Operating flows.  pause_flow: the flow keeps capturing changes but
@@ -286,6 +290,18 @@ CREATE FUNCTION flowpg._floats_within(a float8, b float8, tolerance float8)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'flowpg_floats_within'
 LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+
+/*
+ * explain_flow: the flow's mode and why, window, keys, the path of each
+ * aggregate, its capture triggers, its streaming state, and the plans of
+ * the statements a refresh of one window runs (with analyze, its query
+ * run under EXPLAIN ANALYZE, the sink untouched), a line a row.  ANALYZE
+ * is a reserved word: named, the argument is written "analyze" => true.
+ */
+CREATE FUNCTION flowpg.explain_flow(flow_name text, "analyze" boolean DEFAULT false)
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'flowpg_explain_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 /*
  * Brings every flow's capture triggers to this version's set and states

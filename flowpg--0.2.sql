@@ -187,6 +187,18 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'flowpg_floats_within'
 LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
 
+/*
+ * explain_flow: the flow's mode and why, window, keys, the path of each
+ * aggregate, its capture triggers, its streaming state, and the plans of
+ * the statements a refresh of one window runs (with analyze, its query
+ * run under EXPLAIN ANALYZE, the sink untouched), a line a row.  ANALYZE
+ * is a reserved word: named, the argument is written "analyze" => true.
+ */
+CREATE FUNCTION flowpg.explain_flow(flow_name text, "analyze" boolean DEFAULT false)
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'flowpg_explain_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
 /* The capture trigger function of source tables (see capture.c). */
 CREATE FUNCTION flowpg._capture()
 RETURNS trigger

@@ -205,18 +205,16 @@ ranges_qual(FlowPlan *plan, List *ranges)
 }
 
 /*
- * Replaces the sink rows of the ranges (all of them when ranges is NIL and
- * whole) by the flow's query restricted to the ranges.  Runs in the
- * caller's SPI connection, as the flow's owner.
+ * The flow's query restricted to the ranges (the whole query when whole),
+ * deparsed; *bounds gets the ranges as values of the sink's window column.
  */
-static uint64
-recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bool whole)
+static char *
+refresh_query(FlowPlan *plan, WindowProbe *probe, List *ranges, bool whole, List **bounds)
 {
 	Query	   *query = copyObject(plan->query);
-	List	   *bounds = NIL;
-	uint64		rows;
 	ListCell   *lc;
 
+	*bounds = NIL;
 	if (!whole)
 	{
 		Oid			wtype = plan->outputs[plan->window_output].type;
@@ -236,14 +234,30 @@ recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bo
 			b->has_end = !r->unbounded;
 			if (b->has_end)
 				b->end = datumCopy(window_probe_eval(probe, r->end), typbyval, typlen);
-			bounds = lappend(bounds, b);
+			*bounds = lappend(*bounds, b);
 		}
 		query->jointree->quals = make_and_qual(query->jointree->quals,
 											   ranges_qual(plan, ranges));
 	}
+	return pg_get_querydef(query, false);
+}
+
+/*
+ * Replaces the sink rows of the ranges (all of them when ranges is NIL and
+ * whole) by the flow's query restricted to the ranges.  Runs in the
+ * caller's SPI connection, as the flow's owner.
+ */
+static uint64
+recompute(FlowEntry *entry, FlowPlan *plan, WindowProbe *probe, List *ranges, bool whole)
+{
+	List	   *bounds;
+	char	   *query = refresh_query(plan, probe, ranges, whole, &bounds);
+
+	uint64		rows;
+
 	progress_phase(whole ? "recomputing the whole sink" : "recomputing windows");
 	rows = sink_replace_windows(entry->sink_relid, plan, entry->flow_name, bounds, whole,
-								pg_get_querydef(query, false));
+								query);
 	progress_counts(-1, -1, -1, rows);
 	return rows;
 }
@@ -568,12 +582,12 @@ batch_recompute_all(FlowEntry *entry)
 }
 
 /*
- * Recomputes the windows holding time ordinals lo to hi (from the first
- * window, or to the last, when not has_lo / has_hi), within expire_after.
- * Runs in the caller's run context.
+ * The range of the windows holding time ordinals lo to hi (from the first
+ * window, or to the last, when not has_lo / has_hi), within expire_after;
+ * NIL when nothing of it is maintained.
  */
-static uint64
-refresh_ordinals(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
+static List *
+ordinal_ranges(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
 {
 	WindowRange *r = palloc0(sizeof(WindowRange));
 	List	   *ranges;
@@ -596,11 +610,20 @@ refresh_ordinals(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
 		r->unbounded = unbounded;
 	}
 	if (!r->unbounded && !r->from_beginning && r->end <= r->start)
-		return 0;
+		return NIL;
 	ranges = list_make1(r);
 	if (run->entry->expire_after)
 		ranges = batch_clip_ranges(ranges,
 								   window_expiry_cutoff(run->probe, run->entry->expire_after));
+	return ranges;
+}
+
+/* Recomputes the windows of ordinal_ranges, in the caller's run context. */
+static uint64
+refresh_ordinals(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
+{
+	List	   *ranges = ordinal_ranges(run, has_lo, lo, has_hi, hi);
+
 	return ranges ? recompute(run->entry, run->plan, run->probe, ranges, false) : 0;
 }
 
@@ -660,11 +683,24 @@ batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int
 }
 
 
+/*
+ * The flow's time column and its table, quoted: the column by number, since
+ * its name may have changed since the flow was made.
+ */
+static void
+time_column_sql(FlowEntry *entry, const char **column, char **table)
+{
+	*column = quote_identifier(get_attname(entry->time_relid, entry->time_attno, false));
+	*table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->time_relid)),
+										get_rel_name(entry->time_relid));
+}
+
 bool
 batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *null_times)
 {
 	BatchRun	run;
-	char	   *column;
+	const char *column;
+	char	   *table;
 	char	   *sql;
 	bool		lo_null;
 	bool		hi_null;
@@ -679,12 +715,9 @@ batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *nul
 		batch_run_end(&run);
 		return false;
 	}
-	/* the column by number: its name may have changed since the flow was made */
-	column = get_attname(entry->time_relid, entry->time_attno, false);
+	time_column_sql(entry, &column, &table);
 	sql = psprintf("SELECT min(%s), max(%s), count(*), count(*) - count(%s) FROM %s",
-				   quote_identifier(column), quote_identifier(column), quote_identifier(column),
-				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->time_relid)),
-											  get_rel_name(entry->time_relid)));
+				   column, column, column, table);
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "flowpg could not read the time range of flow \"%s\"", entry->flow_name);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &lo_null);
@@ -697,4 +730,58 @@ batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *nul
 	*null_times = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &hi_null)) > 0;
 	batch_run_end(&run);
 	return !lo_null;
+}
+
+void
+batch_in_run(FlowEntry *entry, BatchInRun fn, void *arg)
+{
+	BatchRun	run;
+
+	batch_run_begin(&run, entry, PROGRESS_EXPLAIN);
+	fn(arg, &run, run.plan, run.probe);
+	batch_run_end(&run);
+}
+
+bool
+batch_newest_time(BatchRun *run, int64 *x)
+{
+	const char *column;
+	char	   *table;
+	bool		isnull = true;
+	Datum		d;
+
+	if (run->probe == NULL)
+		return false;
+	time_column_sql(run->entry, &column, &table);
+	/* max() alone: an index on the column answers it without a scan */
+	if (SPI_execute(psprintf("SELECT max(%s) FROM %s", column, table), true, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "flowpg could not read the newest time of flow \"%s\"",
+			 run->entry->flow_name);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		*x = window_datum_to_ordinal(run->plan->time_type, d);
+	return !isnull;
+}
+
+bool
+batch_refresh_statements(BatchRun *run, bool whole, int64 x, BatchStatements *out)
+{
+	List	   *bounds;
+
+	if (whole || run->probe == NULL)
+	{
+		out->ranges = batch_maintained_ranges(run);
+		whole = out->ranges == NIL;
+	}
+	else
+	{
+		out->ranges = ordinal_ranges(run, true, x, true, x);
+		if (out->ranges == NIL)
+			return false;
+	}
+	out->select_sql = refresh_query(run->plan, run->probe, out->ranges, whole, &bounds);
+	sink_refresh_statements(run->entry->sink_relid, run->plan, bounds, whole,
+							out->select_sql, &out->sink);
+	return true;
 }

@@ -12,6 +12,7 @@
 #include "planner.h"
 #include "progress.h"
 #include "settings.h"
+#include "sink.h"
 #include "window.h"
 
 /* Window-aligned range of time ordinals [start, end). */
@@ -104,6 +105,38 @@ extern uint64 batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo,
  */
 extern bool batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows,
 							  bool *null_times);
+
+/*
+ * A run's world without the run (explain_flow): fn is called with the
+ * flow's plan and window probe (NULL without a window), as its owner,
+ * restricted, under its pinned settings, connected to SPI -- as a refresh
+ * runs its statements -- but without the flow's lock or its dirty log.
+ */
+typedef void (*BatchInRun) (void *arg, BatchRun *run, FlowPlan *plan, WindowProbe *probe);
+extern void batch_in_run(FlowEntry *entry, BatchInRun fn, void *arg);
+
+/* In a run: the newest time ordinal of the flow's time column; false: none. */
+extern bool batch_newest_time(BatchRun *run, int64 *x);
+
+/*
+ * What a refresh executes, built as a run builds it: the flow's query
+ * restricted to the ranges it recomputes, and the sink's DELETE and
+ * INSERT of that query (sink.h).
+ */
+typedef struct BatchStatements
+{
+	List	   *ranges;			/* WindowRange; NIL: the whole flow */
+	char	   *select_sql;
+	SinkRefreshStatements sink;
+} BatchStatements;
+
+/*
+ * In a run: the statements of a refresh of the window holding time
+ * ordinal x, or (whole, or a flow without a window) of a recompute of the
+ * whole flow, within expire_after.  False when x is in no window the flow
+ * maintains any more.  Nothing is executed.
+ */
+extern bool batch_refresh_statements(BatchRun *run, bool whole, int64 x, BatchStatements *out);
 
 /* Serializes refreshes of one flow until the end of the transaction. */
 extern void batch_lock_flow(int64 flow_id);

@@ -239,6 +239,38 @@ check_query_shape(Query *query)
 				 errhint("Use an immutable or stable function instead.")));
 }
 
+char *
+flow_plan_expr_text(Query *query, Expr *expr)
+{
+	List	   *vars;
+	Var		   *first;
+	RangeTblEntry *rte;
+	ListCell   *lc;
+
+	/* (a subquery's own tables are not in this query's range table) */
+	if (checkExprHasSubLink((Node *) expr))
+		return NULL;
+	vars = pull_var_clause((Node *) expr, PVC_RECURSE_AGGREGATES);
+	first = vars ? linitial_node(Var, vars) : NULL;
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst_node(Var, lc);
+
+		if (var->varno != first->varno || var->varlevelsup != 0)
+			return NULL;
+	}
+	if (first == NULL)
+		return deparse_expression((Node *) expr, NIL, false, false);
+	rte = rt_fetch(first->varno, query->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return NULL;
+	expr = copyObject(expr);
+	ChangeVarNodes((Node *) expr, first->varno, 1, 0);
+	return deparse_expression((Node *) expr,
+							  deparse_context_for(get_rel_name(rte->relid), rte->relid),
+							  false, false);
+}
+
 /*
  * Deparses an expression of the query for a message.  Expressions over a
  * single table are shown as written; others by their position.
@@ -246,28 +278,9 @@ check_query_shape(Query *query)
 static char *
 expr_text(Query *query, Expr *expr, int position)
 {
-	List	   *vars = pull_var_clause((Node *) expr, 0);
-	Var		   *first = vars ? linitial_node(Var, vars) : NULL;
-	RangeTblEntry *rte;
-	ListCell   *lc;
+	char	   *text = flow_plan_expr_text(query, expr);
 
-	foreach(lc, vars)
-	{
-		Var		   *var = lfirst_node(Var, lc);
-
-		if (var->varno != first->varno || var->varlevelsup != 0)
-			return psprintf("number %d", position);
-	}
-	if (first == NULL)
-		return deparse_expression((Node *) expr, NIL, false, false);
-	rte = rt_fetch(first->varno, query->rtable);
-	if (rte->rtekind != RTE_RELATION)
-		return psprintf("number %d", position);
-	expr = copyObject(expr);
-	ChangeVarNodes((Node *) expr, first->varno, 1, 0);
-	return deparse_expression((Node *) expr,
-							  deparse_context_for(get_rel_name(rte->relid), rte->relid),
-							  false, false);
+	return text ? text : psprintf("number %d", position);
 }
 
 /* Names and types of the output columns; GROUP BY keys must be among them. */

@@ -154,6 +154,12 @@ extern struct WindowProbe *flow_plan_window_probe(FlowPlan *plan);
 typedef bool (*FlowColumnVisitor) (Var *var, RangeTblEntry *rte, void *arg);
 extern bool flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg);
 
+/*
+ * An expression of the query deparsed as written, when it reads one table
+ * (or none) of the query's own level; NULL otherwise.
+ */
+extern char *flow_plan_expr_text(Query *query, Expr *expr);
+
 /* Does the query read the table without ONLY (its children too)? */
 extern bool flow_plan_reads_descendants(Query *query, Oid relid);
 

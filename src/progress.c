@@ -65,6 +65,7 @@ static const char *const command_names[] = {
 	[PROGRESS_BACKFILL] = "backfill",
 	[PROGRESS_STREAM_ROUND] = "streaming round",
 	[PROGRESS_VERIFY] = "verify",
+	[PROGRESS_EXPLAIN] = "explain",
 };
 
 PG_FUNCTION_INFO_V1(flowpg_progress);

@@ -20,7 +20,8 @@ typedef enum ProgressCommand
 	PROGRESS_RECOMPUTE,			/* refresh_flow, a whole recompute */
 	PROGRESS_BACKFILL,			/* a piece of an online backfill */
 	PROGRESS_STREAM_ROUND,		/* a streaming round */
-	PROGRESS_VERIFY				/* verify_flow */
+	PROGRESS_VERIFY,			/* verify_flow */
+	PROGRESS_EXPLAIN			/* explain_flow */
 } ProgressCommand;
 
 /* Shared memory (called by shmem.c) and the abort callback (_PG_init). */

@@ -832,19 +832,17 @@ sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
 	run_sql(sql.data, nargs, argtypes, args, SPI_OK_DELETE);
 }
 
-uint64
-sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
-					 List *ranges, bool whole, const char *query)
+void
+sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole,
+						const char *query, SinkRefreshStatements *out)
 {
 	char	   *sink = qualified_relation_name(sink_relid);
 	StringInfoData sql;
-	Oid		   *argtypes = palloc(sizeof(Oid) * Max(list_length(ranges) * 2, 1));
-	Datum	   *args = palloc(sizeof(Datum) * Max(list_length(ranges) * 2, 1));
-	int			nargs = 0;
-	SinkWriteContext write_context;
 	ListCell   *lc;
 
-	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
+	out->argtypes = palloc(sizeof(Oid) * Max(list_length(ranges) * 2, 1));
+	out->args = palloc(sizeof(Datum) * Max(list_length(ranges) * 2, 1));
+	out->nargs = 0;
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "DELETE FROM %s", sink);
 	if (!whole)
@@ -862,22 +860,22 @@ sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 			appendStringInfoString(&sql, "(true");
 			if (r->has_start)
 			{
-				argtypes[nargs] = wtype;
-				args[nargs++] = r->start;
-				appendStringInfo(&sql, " AND %s >= $%d", wcol, nargs);
+				out->argtypes[out->nargs] = wtype;
+				out->args[out->nargs++] = r->start;
+				appendStringInfo(&sql, " AND %s >= $%d", wcol, out->nargs);
 			}
 			if (r->has_end)
 			{
-				argtypes[nargs] = wtype;
-				args[nargs++] = r->end;
-				appendStringInfo(&sql, " AND %s < $%d", wcol, nargs);
+				out->argtypes[out->nargs] = wtype;
+				out->args[out->nargs++] = r->end;
+				appendStringInfo(&sql, " AND %s < $%d", wcol, out->nargs);
 			}
 			appendStringInfoChar(&sql, ')');
 		}
 	}
-	run_sql(sql.data, nargs, argtypes, args, SPI_OK_DELETE);
+	out->delete_sql = sql.data;
 
-	resetStringInfo(&sql);
+	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s (", sink);
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
@@ -890,7 +888,20 @@ sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 		filled_columns(sink_relid, plan, &columns, &values);
 		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
 	}
-	run_sql(sql.data, 0, NULL, NULL, SPI_OK_INSERT);
+	out->insert_sql = sql.data;
+}
+
+uint64
+sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
+					 List *ranges, bool whole, const char *query)
+{
+	SinkRefreshStatements stmts;
+	SinkWriteContext write_context;
+
+	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
+	sink_refresh_statements(sink_relid, plan, ranges, whole, query, &stmts);
+	run_sql(stmts.delete_sql, stmts.nargs, stmts.argtypes, stmts.args, SPI_OK_DELETE);
+	run_sql(stmts.insert_sql, 0, NULL, NULL, SPI_OK_INSERT);
 	sink_write_context_pop(&write_context);
 	return SPI_processed;
 }

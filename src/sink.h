@@ -103,6 +103,23 @@ typedef struct SinkWindowRange
 extern uint64 sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 								   List *ranges, bool whole, const char *query);
 
+/*
+ * The two statements sink_replace_windows runs, built without running them
+ * (explain_flow EXPLAINs them): the DELETE, whose parameters $1.. are the
+ * ranges' bounds, and the INSERT of query's rows.
+ */
+typedef struct SinkRefreshStatements
+{
+	char	   *delete_sql;
+	int			nargs;
+	Oid		   *argtypes;
+	Datum	   *args;
+	char	   *insert_sql;
+} SinkRefreshStatements;
+
+extern void sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole,
+									const char *query, SinkRefreshStatements *out);
+
 /* Deletes the sink rows whose window is NULL (a backfill's first piece). */
 extern void sink_delete_null_window(Oid sink_relid, FlowPlan *plan, const char *flow_name);
 

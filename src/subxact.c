@@ -7,7 +7,8 @@
  * own expressions in a writer, probes of a candidate window, re-planning a
  * restored flow as its owner -- the way PL/pgSQL runs an exception block:
  * in an internal subtransaction, rolled back on error, with the error
- * handed to the caller to decide.
+ * handed to the caller to decide.  Code that must leave nothing behind
+ * (explain_flow's EXPLAINs) runs in one rolled back in any case.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,8 +20,9 @@
 
 #include "subxact.h"
 
-ErrorData *
-subxact_run(void (*fn) (void *arg), void *arg)
+/* Runs fn(arg) in a subtransaction, kept when keep and fn returned. */
+static ErrorData *
+run_guarded(void (*fn) (void *arg), void *arg, bool keep)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
@@ -31,7 +33,10 @@ subxact_run(void (*fn) (void *arg), void *arg)
 	PG_TRY();
 	{
 		fn(arg);
-		ReleaseCurrentSubTransaction();
+		if (keep)
+			ReleaseCurrentSubTransaction();
+		else
+			RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
 	}
@@ -46,4 +51,16 @@ subxact_run(void (*fn) (void *arg), void *arg)
 	}
 	PG_END_TRY();
 	return edata;
+}
+
+ErrorData *
+subxact_run(void (*fn) (void *arg), void *arg)
+{
+	return run_guarded(fn, arg, true);
+}
+
+ErrorData *
+subxact_run_rolled_back(void (*fn) (void *arg), void *arg)
+{
+	return run_guarded(fn, arg, false);
 }

@@ -17,4 +17,10 @@
  */
 extern ErrorData *subxact_run(void (*fn) (void *arg), void *arg);
 
+/*
+ * The same, rolled back whether fn returned or not: nothing fn did in the
+ * database stays (locks it took included).
+ */
+extern ErrorData *subxact_run_rolled_back(void (*fn) (void *arg), void *arg);
+
 #endif							/* FLOWPG_SUBXACT_H */
