@@ -386,6 +386,7 @@ BEGIN
 END $$;
 ALTER SYSTEM SET flowpg.enabled = off;
 SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);	-- this session too must have read the setting (the views below say 'disabled')
 SELECT DISTINCT flow_name, sqlstate, message FROM flowpg.flow_errors WHERE flow_name = 'bt_ticks';
 SELECT state, failures > 0 AS failed, pending FROM flowpg.flow_stats WHERE flow_name = 'bt_ticks';
 SELECT state, state_reason FROM flowpg.flows WHERE flow_name = 'bt_ticks';
