@@ -737,9 +737,10 @@ query_text_error_callback(void *arg)
 }
 
 /*
- * The query's parse trees.  A text that is a name (the sink table's, given
- * in the query's place) does not even begin a statement: PostgreSQL's
- * syntax error then says what the query must be.
+ * The query's parse trees.  A create_flow query that is a name (the sink
+ * table's, given in the query's place) does not even begin a statement:
+ * PostgreSQL's syntax error then says what the query must be.  (flowpg.execute
+ * has parsed its query before: source is set.)
  */
 static List *
 parse_query_text(const char *query_text, const FlowQuerySource *source)
@@ -758,15 +759,12 @@ parse_query_text(const char *query_text, const FlowQuerySource *source)
 
 		MemoryContextSwitchTo(oldcontext);
 		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_SYNTAX_ERROR || edata->detail || edata->hint ||
+		if (source || edata->sqlerrcode != ERRCODE_SYNTAX_ERROR || edata->detail || edata->hint ||
 			!SplitIdentifierString(pstrdup(query_text), '.', &names) || names == NIL)
 			PG_RE_THROW();
 		FlushErrorState();
-		edata->detail = source ?
-			psprintf("The query after AS must be a SELECT statement; \"%s\" is a name.", query_text) :
-			psprintf("query must be a SELECT statement; \"%s\" is a name.", query_text);
-		if (source == NULL)
-			edata->hint = pstrdup("create_flow takes flow_name, sink_table and query, in that order.");
+		edata->detail = psprintf("query must be a SELECT statement; \"%s\" is a name.", query_text);
+		edata->hint = pstrdup("create_flow takes flow_name, sink_table and query, in that order.");
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
