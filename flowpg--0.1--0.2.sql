@@ -315,3 +315,39 @@ LANGUAGE C VOLATILE;
 REVOKE EXECUTE ON FUNCTION flowpg._repair_capture() FROM PUBLIC;
 
 SELECT flowpg._repair_capture();
+
+/*
+ * 0.2: flow names follow PostgreSQL's rules for identifiers, and NULL
+ * arguments that mean nothing are errors naming the argument: the
+ * functions that were STRICT (returning NULL) take NULL now.  Flows keep
+ * their names: one with upper case or other characters that need quoting
+ * is reached by its double-quoted name.
+ */
+CREATE OR REPLACE FUNCTION flowpg.flush_flow(flow_name text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flowpg_flush_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+CREATE OR REPLACE FUNCTION flowpg.window_bounds(expression text, value anyelement,
+												OUT window_start anyelement,
+												OUT window_end anyelement)
+AS 'MODULE_PATHNAME', 'flowpg_window_bounds'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+CREATE OR REPLACE FUNCTION flowpg.flow_window_bounds(flow_name text, value anyelement,
+													 OUT window_start anyelement,
+													 OUT window_end anyelement)
+AS 'MODULE_PATHNAME', 'flowpg_flow_window_bounds'
+LANGUAGE C CALLED ON NULL INPUT STABLE;
+
+/*
+ * 0.2: a sink is refused to DROP TABLE without CASCADE, by a dependency of
+ * its flow's view in flowpg_flows on it; the flows of 0.1 get it here.
+ */
+CREATE FUNCTION flowpg._repair_dependencies()
+RETURNS int
+AS 'MODULE_PATHNAME', 'flowpg_repair_dependencies'
+LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION flowpg._repair_dependencies() FROM PUBLIC;
+
+SELECT flowpg._repair_dependencies();

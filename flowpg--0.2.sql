@@ -134,7 +134,12 @@ REVOKE ALL ON flowpg.dirty_log, flowpg.flow_run, flowpg.flow_error,
 	flowpg.pending_flow, flowpg.flow_backfill FROM PUBLIC;
 
 
-/* The API. */
+/*
+ * The API.  Flow names follow PostgreSQL's rules for identifiers (unquoted
+ * ones are folded to lower case), as the sink's name does; NULL is an error
+ * wherever it means nothing (window_start and window_end NULL mean
+ * unbounded, expire_after, eval_interval and comment NULL mean none).
+ */
 CREATE FUNCTION flowpg.create_flow(
 	flow_name text,
 	sink_table text,
@@ -162,7 +167,7 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 CREATE FUNCTION flowpg.flush_flow(flow_name text)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'flowpg_flush_flow'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 /* refresh_flow: recomputes the windows meeting [window_start, window_end). */
 CREATE FUNCTION flowpg.refresh_flow(flow_name text,
@@ -222,6 +227,17 @@ AS 'MODULE_PATHNAME', 'flowpg_sink_truncated'
 LANGUAGE C;
 
 /*
+ * Records the dependency of every flow's view in flowpg_flows on its sink
+ * table, which makes DROP TABLE of a sink refuse without CASCADE
+ * (src/ddl_events.c), where it is missing: the update from 0.1 runs it, and
+ * so may an administrator after pg_upgrade, which does not carry it.
+ */
+CREATE FUNCTION flowpg._repair_dependencies()
+RETURNS int
+AS 'MODULE_PATHNAME', 'flowpg_repair_dependencies'
+LANGUAGE C VOLATILE;
+
+/*
  * window_bounds: the window [window_start, window_end) of source values that
  * a window expression maps to the same value as "value"; the expression
  * names the source column as $1.  Found by probing the expression
@@ -231,14 +247,14 @@ CREATE FUNCTION flowpg.window_bounds(expression text, value anyelement,
 									 OUT window_start anyelement,
 									 OUT window_end anyelement)
 AS 'MODULE_PATHNAME', 'flowpg_window_bounds'
-LANGUAGE C STRICT STABLE;
+LANGUAGE C CALLED ON NULL INPUT STABLE;
 
 /* The same for a flow's own window expression, under its pinned settings. */
 CREATE FUNCTION flowpg.flow_window_bounds(flow_name text, value anyelement,
 										  OUT window_start anyelement,
 										  OUT window_end anyelement)
 AS 'MODULE_PATHNAME', 'flowpg_flow_window_bounds'
-LANGUAGE C STRICT STABLE;
+LANGUAGE C CALLED ON NULL INPUT STABLE;
 
 /* Deparses a stored query tree under the flow's pinned settings. */
 CREATE FUNCTION flowpg._deparse_query(flow_id bigint)
@@ -691,4 +707,4 @@ CREATE TRIGGER flow_restore_fixup BEFORE INSERT ON flowpg.flow
 /* Internal functions: run by flowpg itself, not callable by users. */
 REVOKE EXECUTE ON FUNCTION flowpg._capture(), flowpg._sink_truncated(), flowpg._catalog_restore_fixup(),
 	flowpg._on_sql_drop(), flowpg._on_ddl_command_end(), flowpg._start_pending_flows(),
-	flowpg._repair_capture() FROM PUBLIC;
+	flowpg._repair_capture(), flowpg._repair_dependencies() FROM PUBLIC;

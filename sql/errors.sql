@@ -98,7 +98,7 @@ SELECT * FROM try($$SELECT flowpg.create_flow('f', 'no_schema.bad1', 'SELECT dat
 SELECT * FROM try($$SELECT flowpg.create_flow('per_minute', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'metrics_per_minute', 'SELECT device, date_trunc(''minute'', ts) AS minute, count(*) AS n, sum(value) AS total, avg(value) AS mean, min(value) AS lo, max(value) AS hi FROM metrics GROUP BY 1, 2')$$);
 SELECT * FROM try($$SELECT flowpg.drop_flow('no_such_flow')$$);
-SELECT * FROM try($$SELECT flowpg.create_flow(repeat('x', 64), 'bad1', 'SELECT count(*) AS n FROM events')$$);
+SELECT * FROM try($$SELECT flowpg.create_flow('public.f', 'bad1', 'SELECT count(*) AS n FROM events')$$);
 \x off
 
 -- An error in the backfill: the backfill runs after create_flow committed

@@ -13,10 +13,18 @@
  *   with CASCADE the view goes -- and this module drops the flow with it;
  * - ALTER COLUMN TYPE of a column it reads is refused.
  *
+ * The view also depends on the flow's sink table, a dependency flowpg
+ * records itself (deps_record_sink; pg_dump does not carry it, so a
+ * restore and the update from 0.1 record it again): DROP TABLE of a sink,
+ * or DROP SCHEMA of its schema, is refused without CASCADE, and with
+ * CASCADE the view goes, and the flow with it.  While such a DROP runs, an
+ * error context names the flows and flowpg.drop_flow.
+ *
  * The event triggers add what a view cannot express:
  *
- * - DROP TABLE of a sink drops the flows writing it (with a NOTICE), as a
- *   table's triggers go with it; a dropped dependency view drops its flow.
+ * - A sink dropped without that dependency (a database from pg_upgrade,
+ *   which does not carry it either) drops the flows writing it (with a
+ *   NOTICE); a dropped dependency view drops its flow.
  * - Dropping or disabling a capture trigger of a source, or an ALTER that
  *   makes a sink unfit (a column dropped, retyped or renamed), is refused.
  * - ALTER TABLE on a source may attach or detach partitions: the flow is
@@ -31,11 +39,15 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
 #include "catalog/index.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_depend.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
@@ -46,6 +58,7 @@
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -64,9 +77,11 @@
 
 PG_FUNCTION_INFO_V1(flowpg_on_sql_drop);
 PG_FUNCTION_INFO_V1(flowpg_on_ddl_command_end);
+PG_FUNCTION_INFO_V1(flowpg_repair_dependencies);
 
 Oid
-deps_create(const char *flow_name, const char *query, ArrayType *settings)
+deps_create(const char *flow_name, const char *query, ArrayType *settings,
+			Oid sink_relid)
 {
 	int			nestlevel = flow_settings_push_canonical(settings);
 	Oid			relid;
@@ -78,7 +93,72 @@ deps_create(const char *flow_name, const char *query, ArrayType *settings)
 	flow_settings_pop(nestlevel);
 	relid = get_relname_relid(flow_name, get_namespace_oid("flowpg_flows", false));
 	Assert(OidIsValid(relid));
+	deps_record_sink(relid, sink_relid);
 	return relid;
+}
+
+/* Has the view a normal dependency on the table already? */
+static bool
+view_depends_on(Oid view_relid, Oid table_relid)
+{
+	Relation	depend = table_open(DependRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		found = false;
+
+	ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(RelationRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(view_relid));
+	scan = systable_beginscan(depend, DependDependerIndexId, true, NULL, 2, key);
+	while (!found && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tuple);
+
+		found = dep->refclassid == RelationRelationId && dep->refobjid == table_relid &&
+			dep->refobjsubid == 0 && dep->deptype == DEPENDENCY_NORMAL;
+	}
+	systable_endscan(scan);
+	table_close(depend, AccessShareLock);
+	return found;
+}
+
+bool
+deps_record_sink(Oid deps_view, Oid sink_relid)
+{
+	ObjectAddress view;
+	ObjectAddress sink;
+
+	if (view_depends_on(deps_view, sink_relid))
+		return false;
+	ObjectAddressSet(view, RelationRelationId, deps_view);
+	ObjectAddressSet(sink, RelationRelationId, sink_relid);
+	recordDependencyOn(&view, &sink, DEPENDENCY_NORMAL);
+	return true;
+}
+
+/*
+ * flowpg._repair_dependencies(): records the sink dependency of every flow
+ * that lacks it -- those of 0.1 (the update script runs it), or of a
+ * database that pg_upgrade brought over.  Returns how many it recorded.
+ */
+Datum
+flowpg_repair_dependencies(PG_FUNCTION_ARGS)
+{
+	ListCell   *lc;
+	int			recorded = 0;
+
+	foreach(lc, catalog_get_all())
+	{
+		FlowEntry  *entry = lfirst(lc);
+
+		if (OidIsValid(entry->deps_view) && get_rel_name(entry->deps_view) &&
+			get_rel_name(entry->sink_relid) &&
+			deps_record_sink(entry->deps_view, entry->sink_relid))
+			recorded++;
+	}
+	PG_RETURN_INT32(recorded);
 }
 
 void
@@ -186,6 +266,22 @@ touched_objects(bool dropped)
 	return result;
 }
 
+/* The relation of the dropped objects that has that OID, if any. */
+static TouchedObject *
+find_dropped(List *dropped, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, dropped)
+	{
+		TouchedObject *obj = lfirst(lc);
+
+		if (obj->is_relation && obj->objid == relid && obj->objsubid == 0)
+			return obj;
+	}
+	return NULL;
+}
+
 /*
  * A flow writes its sink by a unique index on the group key: without it
  * upserts fail and refreshes duplicate rows.  Errors out when the sink
@@ -234,6 +330,18 @@ named_table(List *names_or_null, RangeVar *rv)
 	if (rv == NULL)
 		rv = makeRangeVarFromNameList(names_or_null);
 	return RangeVarGetRelid(rv, NoLock, true);
+}
+
+/* A line of ddl_drop_context: the flow, its sink, the ways to drop them. */
+static char *
+drop_context_line(FlowEntry *entry, const char *dropped_kind)
+{
+	return psprintf("flow \"%s\" writes table %s: drop the flow with flowpg.drop_flow(%s), or the %s with CASCADE to drop the flow too",
+					entry->flow_name,
+					quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->sink_relid)),
+											   get_rel_name(entry->sink_relid)),
+					quote_literal_cstr(quote_identifier(entry->flow_name)),
+					dropped_kind);
 }
 
 /* Is this trigger flowpg's own, on a table one of its flows uses? */
@@ -353,10 +461,67 @@ ddl_before_utility(Node *stmt)
 	}
 }
 
+/*
+ * What PostgreSQL's "cannot drop ... because other objects depend on it"
+ * cannot say about a DROP TABLE of a sink or DROP SCHEMA of its schema:
+ * that the view it names is a flow's, and how to drop the flow.
+ */
+List *
+ddl_drop_context(Node *stmt)
+{
+	DropStmt   *drop = (DropStmt *) stmt;
+	List	   *lines = NIL;
+	ListCell   *lc;
+
+	if (!IsA(stmt, DropStmt) || drop->behavior == DROP_CASCADE ||
+		(drop->removeType != OBJECT_TABLE && drop->removeType != OBJECT_SCHEMA))
+		return NIL;
+	if (!IsTransactionState() || catalog_own_ddl || !catalog_exists())
+		return NIL;
+	foreach(lc, drop->objects)
+	{
+		Oid			nspid;
+		ListCell   *lc2;
+
+		if (drop->removeType == OBJECT_TABLE)
+		{
+			Oid			relid = named_table((List *) lfirst(lc), NULL);
+			FlowEntry  *entry = OidIsValid(relid) ? catalog_get_by_sink(relid) : NULL;
+
+			if (entry)
+				lines = lappend(lines, drop_context_line(entry, "table"));
+			continue;
+		}
+		nspid = get_namespace_oid(strVal(lfirst(lc)), true);
+		if (!OidIsValid(nspid))
+			continue;
+		foreach(lc2, catalog_get_all())
+		{
+			FlowEntry  *entry = lfirst(lc2);
+
+			if (get_rel_namespace(entry->sink_relid) == nspid)
+				lines = lappend(lines, drop_context_line(entry, "schema"));
+		}
+	}
+	return lines;
+}
+
+void
+ddl_drop_context_callback(void *arg)
+{
+	ListCell   *lc;
+
+	if (geterrcode() != ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST)
+		return;
+	foreach(lc, (List *) arg)
+		errcontext("%s", (char *) lfirst(lc));
+}
+
 Datum
 flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 {
 	ListCell   *lc;
+	List	   *dropped;
 	List	   *dropped_indexes = NIL;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
@@ -364,7 +529,8 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 	if (!catalog_exists() || catalog_own_ddl)
 		PG_RETURN_VOID();		/* flowpg itself is being dropped, or dropping */
 
-	foreach(lc, touched_objects(true))
+	dropped = touched_objects(true);
+	foreach(lc, dropped)
 	{
 		TouchedObject *obj = lfirst(lc);
 		ListCell   *lc2;
@@ -399,8 +565,12 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 		if (strcmp(obj->object_type, "view") == 0)
 		{
 			FlowEntry  *entry = catalog_get_by_deps_view(obj->objid);
+			TouchedObject *sink = entry ? find_dropped(dropped, entry->sink_relid) : NULL;
 
-			if (entry)
+			/* DROP TABLE sink CASCADE takes the view, by its dependency on the sink */
+			if (sink)
+				drop_flow_for(entry, psprintf("Table %s was the flow's sink.", sink->identity));
+			else if (entry)
 				drop_flow_for(entry, psprintf("The flow used %s, which was dropped.",
 											  "an object"));
 			continue;

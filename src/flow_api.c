@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -21,6 +22,7 @@
 #include "nodes/nodeFuncs.h"
 #include "parser/analyze.h"
 #include "parser/parser.h"
+#include "parser/scansup.h"
 #include "optimizer/optimizer.h"
 #include "commands/dbcommands.h"
 #include "utils/acl.h"
@@ -30,6 +32,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
+#include "utils/varlena.h"
 #include "utils/wait_event.h"
 
 #include "access/xact.h"
@@ -72,6 +75,8 @@ lock_flow_preempting(int64 flow_id)
 	batch_lock_flow(flow_id);
 }
 
+static void flow_does_not_exist(const char *flow_name) pg_attribute_noreturn();
+
 PG_FUNCTION_INFO_V1(flowpg_create_flow);
 PG_FUNCTION_INFO_V1(flowpg_drop_flow);
 PG_FUNCTION_INFO_V1(flowpg_window_bounds);
@@ -97,10 +102,108 @@ flow_required_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
 	return value;
 }
 
+/* A boolean argument: NULL is neither, an error naming it. */
 static bool
-bool_arg(FunctionCallInfo fcinfo, int argno, bool default_value)
+required_bool_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
 {
-	return PG_ARGISNULL(argno) ? default_value : PG_GETARG_BOOL(argno);
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", argname)));
+	return PG_GETARG_BOOL(argno);
+}
+
+List *
+flow_written_name_parts(const char *written)
+{
+	char	   *rawname = pstrdup(written);
+	List	   *names;
+	List	   *parts = NIL;
+	ListCell   *lc;
+
+	if (!SplitIdentifierString(rawname, '.', &names))
+		return NIL;
+	foreach(lc, names)
+	{
+		if (((char *) lfirst(lc))[0] == '\0')
+			return NIL;			/* "" */
+		parts = lappend(parts, makeString(lfirst(lc)));
+	}
+	return parts;
+}
+
+char *
+flow_name_parse(const char *written)
+{
+	List	   *parts = flow_written_name_parts(written);
+	FlowEntry  *exact;
+
+	if (list_length(parts) == 1)
+		return strVal(linitial(parts));
+	/* a flow of 0.1 could be named so: show how to reach it */
+	exact = catalog_get_by_name(written);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_NAME),
+			 errmsg("invalid name syntax for flow_name: \"%s\"", written),
+			 parts != NIL ?
+			 errdetail("flow_name is one name: flows do not belong to a schema.") :
+			 errdetail("flow_name must be a name such as per_minute, or a double-quoted one such as \"Per Minute\" to keep upper case, spaces or other characters."),
+			 exact ?
+			 errhint("Flow %s exists: write %s with its double quotes.",
+					 quote_identifier(written), quote_identifier(written)) : 0));
+	return NULL;
+}
+
+char *
+flow_name_arg(FunctionCallInfo fcinfo, int argno)
+{
+	return flow_name_parse(flow_required_text_arg(fcinfo, argno, "flow_name"));
+}
+
+/*
+ * sink_table: a table name, perhaps qualified.  A name in the query's place
+ * says the two were swapped.
+ */
+static RangeVar *
+sink_table_arg(const char *sink_name, const char *query_text)
+{
+	List	   *parts = flow_written_name_parts(sink_name);
+
+	if (parts == NIL || list_length(parts) > 3)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("invalid name syntax for sink_table: \"%s\"", sink_name),
+				 errdetail("sink_table must be a table name such as metrics_1m or public.metrics_1m; double-quoted parts keep upper case, spaces and other characters, as in public.\"Metrics 1m\"."),
+				 flow_written_name_parts(query_text) != NIL ?
+				 errhint("The query is a name: create_flow takes flow_name, sink_table and query, in that order.") : 0));
+	return makeRangeVarFromNameList(parts);
+}
+
+/*
+ * There is no flow of that name.  One whose name differs by case alone
+ * (made before flow names followed PostgreSQL's rules, or double-quoted)
+ * is reached by its quoted name: say so.
+ */
+static void
+flow_does_not_exist(const char *flow_name)
+{
+	const char *similar = NULL;
+	ListCell   *lc;
+
+	foreach(lc, catalog_get_all())
+	{
+		const char *name = ((FlowEntry *) lfirst(lc))->flow_name;
+
+		if (strcmp(name, flow_name) != 0 &&
+			strcmp(downcase_identifier(name, strlen(name), false, false), flow_name) == 0)
+			similar = name;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("flow \"%s\" does not exist", flow_name),
+			 similar ?
+			 errhint("Flow %s exists: names are folded to lower case unless double-quoted; write %s with its double quotes.",
+					 quote_identifier(similar), quote_identifier(similar)) : 0));
 }
 
 /*
@@ -262,16 +365,16 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	FlowDefinition def = {0};
 	FlowCreated outcome;
 
-	def.flow_name = flow_required_text_arg(fcinfo, 0, "flow_name");
+	def.flow_name = flow_name_arg(fcinfo, 0);
 	def.sink_name = flow_required_text_arg(fcinfo, 1, "sink_table");
 	def.query_text = flow_required_text_arg(fcinfo, 2, "query");
 	def.mode_name = flow_required_text_arg(fcinfo, 3, "mode");
 	def.expire_after = PG_ARGISNULL(4) ? NULL : PG_GETARG_INTERVAL_P(4);
 	def.eval_interval = PG_ARGISNULL(5) ? NULL : PG_GETARG_INTERVAL_P(5);
 	def.comment = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
-	def.or_replace = bool_arg(fcinfo, 7, false);
-	def.if_not_exists = bool_arg(fcinfo, 8, false);
-	def.backfill = bool_arg(fcinfo, 9, true);
+	def.or_replace = required_bool_arg(fcinfo, 7, "or_replace");
+	def.if_not_exists = required_bool_arg(fcinfo, 8, "if_not_exists");
+	def.backfill = required_bool_arg(fcinfo, 9, "backfill");
 	PG_RETURN_INT64(flow_create(&def, &outcome));
 }
 
@@ -289,6 +392,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	FlowEntry  *entry;
 	FlowPlan   *plan;
 	const char *mode_reason;
+	RangeVar   *sink;
 	bool		sink_created;
 	ListCell   *lc;
 
@@ -298,12 +402,10 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("or_replace and if_not_exists cannot be used together")));
-	if (strlen(flow_name) >= NAMEDATALEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_NAME_TOO_LONG),
-				 errmsg("flow name \"%s\" is too long", flow_name),
-				 errdetail("Flow names have at most %d bytes.", NAMEDATALEN - 1)));
+	/* flow_name_parse and the GreptimeDB scanner truncate names, as PostgreSQL does */
+	Assert(strlen(flow_name) < NAMEDATALEN);
 	requested = flow_mode_from_name(def->mode_name);
+	sink = sink_table_arg(def->sink_name, def->query_text);
 
 	catalog_lock_flow_name(flow_name);
 	existing = catalog_get_by_name(flow_name);
@@ -351,7 +453,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 																eval_interval));
 	mode_reason = flow_mode_reason(plan, requested, eval_interval);
 	settings_warn_unsafe_search_path(entry->owner);
-	entry->sink_relid = sink_prepare(def->sink_name, flow_name, plan,
+	entry->sink_relid = sink_prepare(sink, flow_name, plan,
 									 existing ? existing->flow_id : 0,
 									 &sink_created);
 	/* a sink someone made meanwhile: its triggers and defaults would run as the owner */
@@ -374,7 +476,8 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 
 	if (existing)
 		deps_drop(existing);
-	entry->deps_view = deps_create(flow_name, entry->query, entry->settings);
+	entry->deps_view = deps_create(flow_name, entry->query, entry->settings,
+								   entry->sink_relid);
 	if (existing)
 	{
 		entry->flow_id = existing->flow_id;
@@ -441,7 +544,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 Datum
 flowpg_drop_flow(PG_FUNCTION_ARGS)
 {
-	(void) flow_drop(flow_required_text_arg(fcinfo, 0, "flow_name"), bool_arg(fcinfo, 1, false));
+	(void) flow_drop(flow_name_arg(fcinfo, 0), required_bool_arg(fcinfo, 1, "if_exists"));
 	PG_RETURN_VOID();
 }
 
@@ -457,9 +560,7 @@ flow_drop(const char *flow_name, bool if_exists)
 	if (entry == NULL)
 	{
 		if (!if_exists)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("flow \"%s\" does not exist", flow_name)));
+			flow_does_not_exist(flow_name);
 		ereport(NOTICE,
 				(errmsg("flow \"%s\" does not exist, skipping", flow_name)));
 		return false;
@@ -479,9 +580,7 @@ flow_set_comment(const char *flow_name, const char *comment)
 	catalog_lock_flow_name(flow_name);
 	entry = catalog_get_by_name(flow_name);
 	if (entry == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("flow \"%s\" does not exist", flow_name)));
+		flow_does_not_exist(flow_name);
 	catalog_check_owner(entry);
 	catalog_set_comment(entry->flow_id, comment);
 }
@@ -513,6 +612,17 @@ window_bounds_result(FunctionCallInfo fcinfo, WindowProbe *probe, Datum value)
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
 }
 
+/* The value of window_bounds and flow_window_bounds: a window holds no NULL. */
+static Datum
+window_value_arg(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("value must not be NULL")));
+	return PG_GETARG_DATUM(argno);
+}
+
 static void
 check_window_value_type(Oid valtype)
 {
@@ -530,7 +640,8 @@ check_window_value_type(Oid valtype)
 Datum
 flowpg_window_bounds(PG_FUNCTION_ARGS)
 {
-	char	   *exprtext = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *exprtext = flow_required_text_arg(fcinfo, 0, "expression");
+	Datum		value = window_value_arg(fcinfo, 1);
 	Oid			valtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
 	char	   *sql = psprintf("SELECT %s", exprtext);
 	List	   *raw;
@@ -574,14 +685,15 @@ flowpg_window_bounds(PG_FUNCTION_ARGS)
 
 	probe = window_probe_create(expr, valtype);
 	window_check_monotonic(probe, exprtext, 1, 0);
-	return window_bounds_result(fcinfo, probe, PG_GETARG_DATUM(1));
+	return window_bounds_result(fcinfo, probe, value);
 }
 
 /* flow_window_bounds(flow, value): the same with a flow's own window. */
 Datum
 flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 {
-	char	   *flow_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *flow_name = flow_name_arg(fcinfo, 0);
+	Datum		value = window_value_arg(fcinfo, 1);
 	Oid			valtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
 	FlowEntry  *entry = catalog_get_by_name(flow_name);
 	FlowPlan   *plan;
@@ -589,9 +701,7 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 	FlowIdentity identity;
 
 	if (entry == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("flow \"%s\" does not exist", flow_name)));
+		flow_does_not_exist(flow_name);
 	plan = flow_plan_for_entry(entry);
 	if (plan->window_expr == NULL)
 		ereport(ERROR,
@@ -607,8 +717,7 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 
 	/* the window is the owner's code: it runs as the owner, restricted */
 	flow_enter(&identity, entry->owner, entry->settings, false);
-	result = window_bounds_result(fcinfo, flow_plan_window_probe(plan),
-								  PG_GETARG_DATUM(1));
+	result = window_bounds_result(fcinfo, flow_plan_window_probe(plan), value);
 	flow_leave(&identity);
 	return result;
 }
@@ -625,10 +734,6 @@ flowpg_deparse_query(PG_FUNCTION_ARGS)
 													   entry->settings, entry->owner)));
 }
 
-/*
- * The flow named by argument 0, which the caller must own, ready to be
- * flushed or refreshed: a restored one only once its tables are complete.
- */
 /*
  * A pending flow is started by a worker once its tables exist (pool.c,
  * greptime.c): flush_flow and refresh_flow of one ask for that attempt and
@@ -681,8 +786,12 @@ wait_for_pending_start(const char *flow_name)
 	return NULL;
 }
 
-FlowEntry *
-flow_owned_by_caller(const char *flow_name)
+/*
+ * The flow of that (stored) name, which the caller must own, ready to be
+ * flushed or refreshed: a restored one only once its tables are complete.
+ */
+static FlowEntry *
+owned_flow(const char *flow_name)
 {
 	FlowEntry  *entry;
 
@@ -692,9 +801,7 @@ flow_owned_by_caller(const char *flow_name)
 	if (entry == NULL)
 		entry = wait_for_pending_start(flow_name);
 	if (entry == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("flow \"%s\" does not exist", flow_name)));
+		flow_does_not_exist(flow_name);
 	catalog_check_owner(entry);
 	if (strcmp(entry->state, "restoring") == 0)
 	{
@@ -704,10 +811,16 @@ flow_owned_by_caller(const char *flow_name)
 	return entry;
 }
 
+FlowEntry *
+flow_owned_by_caller(const char *written_name)
+{
+	return owned_flow(flow_name_parse(written_name));
+}
+
 Datum
 flowpg_flush_flow(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(flow_flush(flow_required_text_arg(fcinfo, 0, "flow_name")));
+	PG_RETURN_INT64(flow_flush(flow_name_arg(fcinfo, 0)));
 }
 
 /* Returns once every change committed before the call is in the sink. */
@@ -723,7 +836,7 @@ flow_flush(const char *flow_name)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("flush_flow must run in a READ COMMITTED transaction"),
 				 errdetail("It must see every change committed before the call.")));
-	entry = flow_owned_by_caller(flow_name);
+	entry = owned_flow(flow_name);
 	pause_refuse_if_paused(entry, "flush_flow");
 	if (strcmp(entry->mode, "streaming") == 0)
 	{
@@ -735,9 +848,7 @@ flow_flush(const char *flow_name)
 		batch_wait_for_flow(entry->flow_id);
 		entry = catalog_get_by_id(entry->flow_id);
 		if (entry == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("flow \"%s\" does not exist", flow_name)));
+			flow_does_not_exist(flow_name);
 
 		/*
 		 * The worker applies what is queued, recomputes what is dirty --
@@ -755,11 +866,19 @@ flow_flush(const char *flow_name)
 		if (outcome == FLUSH_DONE)
 			return rows;
 		if (outcome == FLUSH_FAILED)
+		{
+			/* the caller may act for the owner: the message may quote data */
+			FlowErrorRecord *failure = stats_last_error(entry->flow_id);
+
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("flow \"%s\" could not be flushed", entry->flow_name),
-					 errdetail("The worker failed to write its sink; flowpg.flow_errors has the error."),
-					 errhint("Fix the cause; the worker retries with a growing delay.")));
+					 failure ?
+					 errdetail("The worker failed to write its sink: %s (SQLSTATE %s).",
+							   failure->message, failure->sqlstate) :
+					 errdetail("The worker failed to write its sink."),
+					 errhint("flowpg.flow_errors has the flow's recent errors. Fix the cause; the worker retries with a growing delay.")));
+		}
 		if (outcome == FLUSH_TIMED_OUT)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

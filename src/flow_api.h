@@ -18,8 +18,8 @@
 /* What create_flow is asked to do: its arguments. */
 typedef struct FlowDefinition
 {
-	const char *flow_name;
-	const char *sink_name;
+	const char *flow_name;		/* as stored (flow_name_parse) */
+	const char *sink_name;		/* as written: a table name in text */
 	const char *query_text;
 	const char *mode_name;		/* auto, streaming, batching */
 	Interval   *expire_after;	/* NULL: never */
@@ -43,6 +43,7 @@ typedef enum FlowCreated
 	FLOW_KEPT					/* it existed and if_not_exists was given */
 } FlowCreated;
 
+/* These take a flow's name as stored (see flow_name_parse). */
 extern int64 flow_create(const FlowDefinition *def, FlowCreated *outcome);
 extern void flow_check_limits(void);
 extern bool flow_drop(const char *flow_name, bool if_exists);
@@ -53,10 +54,34 @@ extern void flow_set_comment(const char *flow_name, const char *comment);
 extern char *flow_required_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 
 /*
- * The flow of that name, for its owner (or a role that may act for it):
- * waits for a pending flow's start, finishes a restored flow's restore,
- * errors out when there is none or the caller may not act for it.
+ * Flow names follow PostgreSQL's rules for identifiers, as table names
+ * given as text do (regclass, sink_table): unquoted, a name is folded to
+ * lower case; double-quoted, it keeps its case, spaces and other
+ * characters.  Every function taking a flow's name from a user goes
+ * through flow_name_parse, which returns the name as flowpg.flow stores it
+ * (an error naming flow_name when the text is not one name), mostly by way
+ * of flow_name_arg or flow_owned_by_caller.  The other functions of this
+ * file (flow_drop, flow_flush, ...) and catalog_get_by_name take stored
+ * names, which the GreptimeDB front end gets from its own scanner.
  */
-extern FlowEntry *flow_owned_by_caller(const char *flow_name);
+extern char *flow_name_parse(const char *written);
+
+/* A flow_name argument of a SQL function: required, then flow_name_parse. */
+extern char *flow_name_arg(FunctionCallInfo fcinfo, int argno);
+
+/*
+ * A name given as text, by PostgreSQL's rules for names in text (those of
+ * regclass): its parts, String nodes, separated by dots; NIL when the text
+ * is not such a name.
+ */
+extern List *flow_written_name_parts(const char *written);
+
+/*
+ * The flow of that name as a user wrote it (flow_name_parse), for its
+ * owner (or a role that may act for it): waits for a pending flow's start,
+ * finishes a restored flow's restore, errors out when there is none or the
+ * caller may not act for it.
+ */
+extern FlowEntry *flow_owned_by_caller(const char *written_name);
 
 #endif							/* FLOWPG_FLOW_API_H */

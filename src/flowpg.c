@@ -48,18 +48,31 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *stmt = pstmt->utilityStmt;
 	Oid			dropped_db = InvalidOid;
+	List	   *drop_context;
+	ErrorContextCallback callback;
 
 	worker_before_utility(stmt);
 	catalog_before_drop_extension(stmt);
 	ddl_before_utility(stmt);
 	if (IsA(stmt, DropdbStmt))
 		dropped_db = get_database_oid(((DropdbStmt *) stmt)->dbname, true);
+	/* a DROP refused for a sink's sake names the flow */
+	drop_context = ddl_drop_context(stmt);
+	if (drop_context != NIL)
+	{
+		callback.callback = ddl_drop_context_callback;
+		callback.arg = drop_context;
+		callback.previous = error_context_stack;
+		error_context_stack = &callback;
+	}
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
 								  params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	if (drop_context != NIL)
+		error_context_stack = callback.previous;
 	/* what flows' owners may see of their sources changed: recompute them */
 	visibility_after_utility(stmt);
 	/* its files are gone: so are its flows' queues and state */

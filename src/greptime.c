@@ -804,15 +804,18 @@ parse_statement(Parser *p, FlowStatement *s)
 		first = p->pos;
 		if (current(p)->kind == TOK_STRING)
 		{
-			/* 'flow' or 'catalog.flow', as written (flush_flow's argument) */
-			char	   *name = parse_string(p, "the flow's name");
-			char	   *dot = strchr(name, '.');
+			/*
+			 * 'flow' or 'catalog.flow': a name in text, read as flush_flow
+			 * reads its argument (and as GreptimeDB reads it)
+			 */
+			List	   *parts = flow_written_name_parts(parse_string(p, "the flow's name"));
 
-			s->flow_name = name;
-			if (dot && catalog_get_by_name(name) == NULL && !pending_flow_exists(name))
-				s->flow_name = strVal(linitial(strip_catalog(p, list_make2(makeString(pnstrdup(name, dot - name)),
-																			makeString(dot + 1)),
-															 1, first)));
+			if (parts == NIL || list_length(parts) > 2)
+			{
+				p->pos--;
+				syntax_error(p, "a flow name, or a database and a flow name separated by \".\", in the string");
+			}
+			s->flow_name = strVal(linitial(strip_catalog(p, parts, 1, first)));
 		}
 		else
 			s->flow_name = parse_flow_name(p);

@@ -38,6 +38,7 @@
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
+#include "utils/varlena.h"
 
 #include "dialect.h"
 #include "eval_tick.h"
@@ -748,6 +749,41 @@ query_text_error_callback(void *arg)
 	}
 }
 
+/*
+ * The query's parse trees.  A create_flow query that is a name (the sink
+ * table's, given in the query's place) does not even begin a statement:
+ * PostgreSQL's syntax error then says what the query must be.  (flowpg.execute
+ * has parsed its query before: source is set.)
+ */
+static List *
+parse_query_text(const char *query_text, const FlowQuerySource *source)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	List	   *raw = NIL;
+
+	PG_TRY();
+	{
+		raw = raw_parser(query_text, RAW_PARSE_DEFAULT);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		List	   *names;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		if (source || edata->sqlerrcode != ERRCODE_SYNTAX_ERROR || edata->detail || edata->hint ||
+			!SplitIdentifierString(pstrdup(query_text), '.', &names) || names == NIL)
+			PG_RE_THROW();
+		FlushErrorState();
+		edata->detail = psprintf("query must be a SELECT statement; \"%s\" is a name.", query_text);
+		edata->hint = pstrdup("create_flow takes flow_name, sink_table and query, in that order.");
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	return raw;
+}
+
 static FlowPlan *
 plan_query_text(const char *query_text, int window_output, bool check_rights,
 				const FlowQuerySource *source, const char *vet_flow_name)
@@ -766,7 +802,7 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 
-	raw = raw_parser(query_text, RAW_PARSE_DEFAULT);
+	raw = parse_query_text(query_text, source);
 	if (list_length(raw) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -12,7 +12,9 @@
  * would collide with the one pg_restore creates next.
  *
  * So any row inserted into flowpg.flow other than by create_flow is a
- * restored flow: a BEFORE INSERT trigger re-plans it from its canonical,
+ * restored flow: a BEFORE INSERT trigger records its dependency view's
+ * dependency on its sink (ddl_events.c), which pg_dump does not carry, and
+ * re-plans it from its canonical,
  * schema-qualified text (its query tree holds the old database's OIDs) --
  * as its owner, in a restricted security context, without probing its
  * window (which would run the owner's functions) and without checking its
@@ -40,6 +42,7 @@
 
 #include "capture.h"
 #include "catalog.h"
+#include "ddl_events.h"
 #include "dirty_log.h"
 #include "planner.h"
 #include "restore.h"
@@ -114,6 +117,8 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	bool		isnull;
 	bool		no_window;
+	bool		no_deps_view;
+	Datum		deps_view;
 	Oid			owner;
 	FlowPlan   *plan;
 	Datum		window_output;
@@ -134,6 +139,13 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 
 	/* its worker, when this commits: it finishes the restore */
 	worker_request(MyDatabaseId);
+
+	/* pg_dump restores the dependency view but not its dependency on the sink */
+	deps_view = heap_getattr(tuple, SPI_fnumber(desc, "deps_view"), desc, &no_deps_view);
+	if (!no_deps_view)
+		(void) deps_record_sink(DatumGetObjectId(deps_view),
+								DatumGetObjectId(heap_getattr(tuple, SPI_fnumber(desc, "sink_table"),
+															  desc, &isnull)));
 
 	owner = DatumGetObjectId(heap_getattr(tuple, SPI_fnumber(desc, "owner"), desc, &isnull));
 	window_output = heap_getattr(tuple, SPI_fnumber(desc, "window_output"), desc, &no_window);

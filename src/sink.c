@@ -485,10 +485,9 @@ check_existing_sink(Oid relid, const char *flow_name, FlowPlan *plan, int64 own_
 }
 
 Oid
-sink_prepare(const char *sink_name, const char *flow_name, FlowPlan *plan,
+sink_prepare(RangeVar *rv, const char *flow_name, FlowPlan *plan,
 			 int64 own_flow_id, bool *created)
 {
-	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(cstring_to_text(sink_name)));
 	Oid			relid = RangeVarGetRelid(rv, ShareRowExclusiveLock, true);
 
 	*created = !OidIsValid(relid);

@@ -11,12 +11,12 @@
 #include "planner.h"
 
 /*
- * Resolves the sink table named by sink_name, creating it (as the current
- * user) when missing, and checks that the flow can write it.  own_flow_id
- * is the flow being replaced, which may keep its sink.  *created tells
- * whether the table was created.
+ * Resolves the sink table named by rv, creating it (as the current user)
+ * when missing, and checks that the flow can write it.  own_flow_id is the
+ * flow being replaced, which may keep its sink.  *created tells whether the
+ * table was created.
  */
-extern Oid	sink_prepare(const char *sink_name, const char *flow_name,
+extern Oid	sink_prepare(RangeVar *rv, const char *flow_name,
 						 FlowPlan *plan, int64 own_flow_id, bool *created);
 
 /*

@@ -153,6 +153,35 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 	return consecutive;
 }
 
+FlowErrorRecord *
+stats_last_error(int64 flow_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(flow_id)};
+	MemoryContext caller = CurrentMemoryContext;
+	FlowErrorRecord *error = NULL;
+
+	catalog_query_privileged("SELECT at, sqlstate, message, detail FROM flowpg.flow_error "
+							 "WHERE flow_id = $1 ORDER BY at DESC LIMIT 1",
+							 1, types, values, NULL);
+	if (SPI_processed > 0)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(caller);
+		bool		isnull;
+
+		error = palloc0(sizeof(FlowErrorRecord));
+		error->at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 1, &isnull));
+		error->sqlstate = SPI_getvalue(tuple, desc, 2);
+		error->message = SPI_getvalue(tuple, desc, 3);
+		error->detail = SPI_getvalue(tuple, desc, 4);
+		MemoryContextSwitchTo(old);
+	}
+	catalog_query_privileged_end();
+	return error;
+}
+
 void
 stats_set_next_run(int64 flow_id, TimestampTz next_run)
 {

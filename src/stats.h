@@ -31,6 +31,21 @@ extern void stats_record_rounds(int64 flow_id, BatchResult *result, int64 rounds
 extern int	stats_record_failure(int64 flow_id, ErrorData *edata,
 								 TimestampTz started, TimestampTz finished);
 
+/* An error kept in flowpg.flow_error (flowpg.flow_errors shows them). */
+typedef struct FlowErrorRecord
+{
+	TimestampTz at;
+	char	   *sqlstate;
+	char	   *message;
+	char	   *detail;			/* NULL when it had none */
+} FlowErrorRecord;
+
+/*
+ * The flow's most recent error, NULL when none is kept.  Its texts can
+ * quote data: for roles that may act for the flow's owner only.
+ */
+extern FlowErrorRecord *stats_last_error(int64 flow_id);
+
 extern void stats_set_next_run(int64 flow_id, TimestampTz next_run);
 extern bool stats_next_run(int64 flow_id, TimestampTz *next_run);
 

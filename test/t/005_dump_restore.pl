@@ -143,6 +143,17 @@ is( $node->safe_psql(
 		q{SELECT count(*) FROM pg_indexes WHERE tablename IN ('metrics_per_minute', 'device_totals')}),
 	'the sinks have their unique indexes');
 
+# The flows' views depend on their sinks again (pg_dump does not carry that
+# dependency: the restore records it), so a sink refuses DROP TABLE.
+is($node->safe_psql('flowdb', $FlowpgTest::sink_dependencies), '2/2',
+	'the original sinks are depended on by their flows');
+is($node->safe_psql('restored', $FlowpgTest::sink_dependencies), '2/2',
+	'so are the restored sinks');
+my ($rc, $out, $err) = $node->psql('restored', 'DROP TABLE metrics_per_minute');
+isnt($rc, 0, 'restored: DROP TABLE of a sink is refused');
+like($err, qr/cannot drop table metrics_per_minute because other objects depend on it.*flowpg\.drop_flow\('per_minute'\)/s,
+	'with the flow named in the error');
+
 # New changes in the restored database are captured.
 $node->safe_psql(
 	'restored', q{

@@ -134,6 +134,8 @@ for my $db (sort keys %restores)
 		$node->safe_psql(
 			'app', q{SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'flowpg%'}),
 		"$db: the triggers are pg_restore's, none twice");
+	is($node->safe_psql($db, $FlowpgTest::sink_dependencies), '8/8',
+		"$db: every restored flow's view depends on its sink again");
 	# recomputed once from the restored source, without flush_flow
 	ok(poll_until($db, $exact_sql, $exact, 30), "$db: the worker recomputes every sink from the source");
 	$node->safe_psql($db, $writes);

@@ -10,6 +10,9 @@
 #   - ALTER EXTENSION flowpg UPDATE while a writer writes: no flow dropped,
 #     no sink rebuilt (same relation), every sink exact after a flush, new
 #     writes captured, a new flow backfills online;
+#   - a flow 0.1 let have a name that needs quoting keeps it, reached by
+#     its double-quoted name; the sinks of 0.1's flows refuse DROP TABLE
+#     without CASCADE as those of new flows do;
 #   - the updated database has the objects of a fresh 0.2 install, and its
 #     pg_dump restores with exact flows.
 use strict;
@@ -65,6 +68,9 @@ SELECT flowpg.create_flow('pb_hour', 'pb_hour',
 SELECT flowpg.create_flow('ps_min', 'ps_min',
   $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total FROM pmetrics GROUP BY 1, 2$$,
   mode => 'streaming');
+-- 0.1 kept a flow name as given: upper case and a space
+SELECT flowpg.create_flow('Mixed Flow', 'mixed_sink',
+  $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n FROM metrics GROUP BY 1$$, mode => 'batching');
 });
 my @flows = qw(b_min s_min pb_hour ps_min);
 my $flush_all = join('; ', map { "SELECT flowpg.flush_flow('$_') >= 0" } @flows);
@@ -144,6 +150,23 @@ is(psql($trigger_states),
 	'metrics.flowpg_capture_delete=O metrics.flowpg_capture_insert=O metrics.flowpg_capture_row=R '
 	  . 'metrics.flowpg_capture_truncate=A metrics.flowpg_capture_update=O',
 	"the capture triggers are in place, in this version's states");
+
+# names: the 0.1 flow keeps its name, which only its quoted spelling reaches now
+is(psql(q{SELECT flow_name FROM flowpg.flows WHERE flow_name ILIKE 'mixed%'}), 'Mixed Flow',
+	'the flow named with upper case and a space under 0.1 keeps its name');
+($rc, $out, $err) = $node->psql('flows', q{SELECT flowpg.flush_flow('Mixed Flow')});
+like($err, qr/invalid name syntax for flow_name: "Mixed Flow".*HINT:  Flow "Mixed Flow" exists: write "Mixed Flow" with its double quotes/s,
+	'its unquoted spelling is refused, with the quoted one as the hint');
+is(psql(q{SELECT flowpg.flush_flow('"Mixed Flow"') >= 0; SELECT flow_mismatches('Mixed Flow')}), "t\n0",
+	'its quoted name reaches it, and it is exact');
+
+# the sinks of 0.1's flows refuse DROP TABLE as new ones do
+is(psql($FlowpgTest::sink_dependencies), '5/5', "every 0.1 flow's view depends on its sink after the update");
+($rc, $out, $err) = $node->psql('flows', qq{\\set VERBOSITY verbose\nDROP TABLE b_min});
+isnt($rc, 0, 'DROP TABLE of a 0.1 sink without CASCADE is refused');
+like($err, qr/ERROR:  2BP01: cannot drop table b_min because other objects depend on it.*flowpg\.drop_flow\('b_min'\)/s,
+	'with the dependent-objects error, naming the flow');
+is(psql(q{SELECT count(*) FROM flowpg.flows WHERE flow_name = 'b_min'}), '1', 'and the flow is still there');
 psql(q{INSERT INTO metrics SELECT '2024-01-02'::timestamptz + i * interval '1 minute', 3, i FROM generate_series(1, 100) i;
        INSERT INTO pmetrics SELECT '2024-01-02'::timestamptz + i * interval '1 minute', 3, i FROM generate_series(1, 100) i;});
 psql($flush_all);
@@ -174,6 +197,7 @@ SELECT string_agg(x, E'\n' ORDER BY x) FROM (
    WHERE connamespace = 'flowpg'::regnamespace
   UNION ALL
   SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || '): ' || coalesce(array_to_string(p.proacl, ','), '')
+         || CASE WHEN p.proisstrict THEN ' strict' ELSE '' END || ' ' || p.provolatile::text
     FROM pg_proc p WHERE p.pronamespace = 'flowpg'::regnamespace
   UNION ALL
   SELECT c.relname || ' acl ' || coalesce(array_to_string(c.relacl, ','), '') FROM pg_class c

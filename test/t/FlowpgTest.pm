@@ -2,6 +2,7 @@
 #
 #   my $node = FlowpgTest::node('name', "extra = 'conf'");   # started, flowpg preloaded
 #   $FlowpgTest::mismatches_function                          # CREATE FUNCTION flow_mismatches(flow)
+#   $FlowpgTest::sink_dependencies                            # "flows with a sink dependency/flows"
 #   FlowpgTest::poll_until($node, $db, $sql, $expected, $seconds)
 #   my $bin = FlowpgTest::flowload();                          # test/tools/flowload
 #   my ($rc, $out, $err) = FlowpgTest::run_flowload(@args);
@@ -39,6 +40,15 @@ BEGIN
 				   cols, f.sink_table, f.query) INTO n;
 	RETURN n;
 END $$};
+# How many flows have their view depend on their sink (which makes DROP
+# TABLE of the sink refuse), of how many: "n/n" when every one has.
+our $sink_dependencies = q{
+SELECT count(*) FILTER (WHERE EXISTS (
+         SELECT 1 FROM pg_depend d
+          WHERE d.classid = 'pg_class'::regclass AND d.objid = f.deps_view
+            AND d.refclassid = 'pg_class'::regclass AND d.refobjid = f.sink_table
+            AND d.deptype = 'n')) || '/' || count(*)
+  FROM flowpg.flow f};
 our $per_minute_pending =
   q{SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'per_minute'};
 

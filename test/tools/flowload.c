@@ -1624,8 +1624,8 @@ verify_flow(PGconn *conn, FlowResult *fr)
 				" its query runs under this session's settings\n", progname, fr->flow);
 	PQclear(res);
 
-	/* 3. flush */
-	res = must_query(conn, fr, "flowpg.flush_flow", "SELECT flowpg.flush_flow($1)",
+	/* 3. flush (the name as flowpg.flows has it: quoted, as flush_flow reads names) */
+	res = must_query(conn, fr, "flowpg.flush_flow", "SELECT flowpg.flush_flow(pg_catalog.quote_ident($1))",
 					 1, params, PGRES_TUPLES_OK);
 	if (!res)
 		goto done;
