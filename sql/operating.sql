@@ -23,6 +23,12 @@ SELECT flowpg.create_flow('op_join', 'op.per_site', $$
 SELECT flowpg.create_flow('op_distinct', 'op.dist', $$
 	SELECT date_trunc('hour', ts) AS hour, count(DISTINCT value) AS values
 	  FROM op.m GROUP BY 1$$) > 0 AS created;
+SELECT flowpg.create_flow('op_sub', 'op.sub', $$
+	SELECT date_trunc('hour', ts) AS hour, count(*) AS n
+	  FROM (SELECT ts FROM op.m WHERE value > 10) s GROUP BY 1$$) > 0 AS created;
+SELECT flowpg.create_flow('op_agg', 'op.agg', $$
+	SELECT date_trunc('hour', ts) AS hour, string_agg(value::text, ',' ORDER BY ts) AS vals
+	  FROM op.m GROUP BY 1$$) > 0 AS created;
 SELECT flowpg.create_flow('op_tick', 'op.tick', $$
 	SELECT date_trunc('hour', ts) AS hour, count(*) AS n FROM op.m GROUP BY 1$$,
 	eval_interval => '1 hour') > 0 AS created;
@@ -116,6 +122,7 @@ END $$;
 SELECT flowpg.flush_flow('op_fail') >= 0 AS flushed;
 SELECT state, next_run_at IS NULL AS no_retry, flow_mismatches('op_fail') AS mismatches
   FROM flowpg.flow_stats WHERE flow_name = 'op_fail';
+SELECT clock_timestamp() AS recovered_at \gset
 
 -- 3. Pause and resume.  A paused flow keeps capturing (a streaming flow's
 -- writers log their windows dirty instead of queueing partials), nothing
@@ -205,6 +212,11 @@ SELECT state_bytes > :state_before AS state_grew, state_groups - :groups_before 
   FROM flowpg.memory WHERE flow_name = 'op_s';
 SELECT (SELECT state_bytes FROM flowpg.memory WHERE scope = 'database') >=
 	   (SELECT sum(state_bytes) FROM flowpg.memory WHERE scope = 'flow') AS database_holds_its_flows;
+
+-- the worker's failed rounds (their recompute failed inside them) left no
+-- row behind: nothing that started before the flow recovered still runs
+SELECT count(*) AS stale_progress_rows FROM flowpg.flow_progress
+ WHERE started_at < :'recovered_at'::timestamptz;
 
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'op\_%' AND owner <> 'op_alice';
 SET ROLE op_alice;

@@ -54,6 +54,7 @@
 
 #include "batch.h"
 #include "dirty_log.h"
+#include "pause.h"
 #include "planner.h"
 #include "progress.h"
 #include "settings.h"
@@ -480,8 +481,14 @@ current_window_usecs(BatchRun *run)
 static FlowEntry *
 lock_current_entry(int64 flow_id)
 {
+	FlowEntry  *entry;
+
 	batch_lock_flow(flow_id);
-	return catalog_get_by_id(flow_id);
+	entry = catalog_get_by_id(flow_id);
+	/* paused while the caller waited for the lock (the worker checks first) */
+	if (entry)
+		pause_refuse_if_paused(entry, "the refresh");
+	return entry;
 }
 
 BatchResult

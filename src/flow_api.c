@@ -849,6 +849,7 @@ flow_flush(const char *flow_name)
 		entry = catalog_get_by_id(entry->flow_id);
 		if (entry == NULL)
 			flow_does_not_exist(flow_name);
+		pause_refuse_if_paused(entry, "flush_flow");
 
 		/*
 		 * The worker applies what is queued, recomputes what is dirty --
@@ -879,6 +880,12 @@ flow_flush(const char *flow_name)
 					 errdetail("The worker failed to write its sink."),
 					 errhint("flowpg.flow_errors has the flow's recent errors. Fix the cause; the worker retries with a growing delay.")));
 		}
+		if (outcome == FLUSH_PAUSED)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("flow \"%s\" was paused while flush_flow waited for it", entry->flow_name),
+					 errdetail("A paused flow's sink is not written."),
+					 pause_errhint_resume(entry->flow_name)));
 		if (outcome == FLUSH_TIMED_OUT)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

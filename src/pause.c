@@ -20,6 +20,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 
 #include "batch.h"
 #include "catalog.h"
@@ -71,6 +72,13 @@ flowpg_resume_flow(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+int
+pause_errhint_resume(const char *flow_name)
+{
+	return errhint("Run flowpg.resume_flow(%s) first; it catches up with every change made meanwhile.",
+				   quote_literal_cstr(quote_identifier(flow_name)));
+}
+
 void
 pause_refuse_if_paused(FlowEntry *entry, const char *action)
 {
@@ -79,6 +87,5 @@ pause_refuse_if_paused(FlowEntry *entry, const char *action)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("flow \"%s\" is paused", entry->flow_name),
 				 errdetail("A paused flow's sink is not written: %s would write it.", action),
-				 errhint("Run flowpg.resume_flow('%s') first; it catches up with every change made meanwhile.",
-						 entry->flow_name)));
+				 pause_errhint_resume(entry->flow_name)));
 }

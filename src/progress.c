@@ -105,9 +105,19 @@ my_slot(void)
 	return &slots[MyBackendId - 1];
 }
 
+static void progress_clear(void);
+
+/* A process that exits (a worker's FATAL, say) leaves no row behind. */
+static void
+progress_exit(int code, Datum arg)
+{
+	progress_clear();
+}
+
 void
 progress_begin(int64 flow_id, ProgressCommand command)
 {
+	static bool exit_registered = false;
 	ProgressSlot *slot = my_slot();
 	TimestampTz now = GetCurrentTimestamp();
 
@@ -115,6 +125,11 @@ progress_begin(int64 flow_id, ProgressCommand command)
 		return;
 	if (depth++ > 0)
 		return;
+	if (!exit_registered)
+	{
+		before_shmem_exit(progress_exit, (Datum) 0);
+		exit_registered = true;
+	}
 	began_in_xact = IsTransactionState();
 	began_in_subxact = began_in_xact ? GetCurrentSubTransactionId() : InvalidSubTransactionId;
 	SpinLockAcquire(&slot->mutex);
@@ -149,6 +164,12 @@ progress_end(void)
 		depth--;
 		return;
 	}
+	progress_clear();
+}
+
+void
+progress_end_all(void)
+{
 	progress_clear();
 }
 

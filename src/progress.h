@@ -37,6 +37,13 @@ extern void progress_register_callbacks(void);
 extern void progress_begin(int64 flow_id, ProgressCommand command);
 extern void progress_end(void);
 
+/*
+ * Ends the outermost begin, whatever was nested in it: for work begun
+ * outside a transaction (a streaming round), whose nested runs an error
+ * may have left unended.
+ */
+extern void progress_end_all(void);
+
 /* Where the work is, and how far: -1 leaves a count as it is. */
 extern void progress_phase(const char *phase);
 extern void progress_counts(int64 windows_done, int64 windows_total, int64 rows_read,

@@ -440,7 +440,8 @@ queue_request_evict_largest(void)
 	{
 		FlowSlot   *slot = &queue_shared->slots[i];
 
-		if (slot->in_use && slot->stats.state_bytes > 0 &&
+		/* a paused flow runs no round that could give windows up */
+		if (slot->in_use && !slot->paused && slot->stats.state_bytes > 0 &&
 			(largest == NULL || slot->stats.state_bytes > largest->stats.state_bytes))
 			largest = slot;
 	}
@@ -689,6 +690,8 @@ wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target, TimestampTz started,
 			outcome = FLUSH_DONE;
 			*rows_written = slot->stats.round_rows;
 		}
+		else if (slot->paused)
+			outcome = FLUSH_PAUSED;	/* the worker will not run it */
 		SpinLockRelease(&slot->mutex);
 		if (outcome != FLUSH_NO_WORKER || !worker_running(MyDatabaseId))
 			break;

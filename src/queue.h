@@ -142,7 +142,8 @@ typedef enum FlushOutcome
 	FLUSH_DONE,
 	FLUSH_FAILED,
 	FLUSH_WORKER_BLOCKED,		/* the worker waits for a lock the caller holds */
-	FLUSH_TIMED_OUT				/* no answer within flowpg.query_timeout */
+	FLUSH_TIMED_OUT,			/* no answer within flowpg.query_timeout */
+	FLUSH_PAUSED				/* pause_flow came first */
 } FlushOutcome;
 
 extern FlushOutcome queue_flush_and_wait(int64 flow_id, int64 *rows_written);

@@ -68,8 +68,10 @@ record_success(int64 flow_id, BatchResult *result, int64 runs, TimestampTz start
 							   "ON CONFLICT (flow_id) DO UPDATE SET runs = r.runs + excluded.runs, "
 							   "consecutive_failures = 0, rows_in = r.rows_in + excluded.rows_in, "
 							   "rows_out = r.rows_out + excluded.rows_out, "
-							   "last_run_at = excluded.last_run_at, "
-							   "last_run_duration = excluded.last_run_duration, "
+							   /* a failure recorded since rounds that were recorded later stays the last */
+							   "last_run_at = GREATEST(r.last_run_at, excluded.last_run_at), "
+							   "last_run_duration = CASE WHEN r.last_run_at > excluded.last_run_at "
+							   "THEN r.last_run_duration ELSE excluded.last_run_duration END, "
 							   "next_run_at = coalesce(excluded.next_run_at, r.next_run_at), "
 							   "last_worker_pid = excluded.last_worker_pid, "
 							   "last_success_at = excluded.last_success_at",

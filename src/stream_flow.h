@@ -116,6 +116,7 @@ typedef struct StreamFlow
 	AggTrans   *partials;		/* scratch: a batch group's partials */
 	FlowEntry  *entry;
 	bool		paused;			/* the catalog's, at the last sync */
+	BatchResult counts_before;	/* the shared counts when this round began */
 	StreamGraph *graph;
 	WindowProbe *probe;
 	FlowShared *sh;				/* NULL when the registry had no slot */

@@ -446,8 +446,13 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		return 0;
 	}
 	entry = catalog_get_by_id(flow->flow_id);
-	if (entry == NULL || graph_version(entry) != flow->version || entry->paused)
-		return 0;				/* gone, changed or paused: the next sync sees it */
+	if (entry == NULL || graph_version(entry) != flow->version)
+		return 0;				/* gone or changed: the next sync sees it */
+	if (entry->paused)
+	{
+		flow->paused = true;	/* not tried again before resume_flow's sync */
+		return 0;
+	}
 	if (!batch_try_lock_tables(entry))
 	{
 		if (sh)
@@ -549,6 +554,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		{
 			result = batch_refresh_dirty(flow->entry, after_recompute, flow);
 			sh->unrecorded.rows_out += result.rows_out;
+			sh->unrecorded.rows_in += result.rows_in;	/* rows that came by the dirty log */
 		} while (result.more_pending && (flush_request != 0 || repairing));
 		if (result.more_pending)
 			queue_note_dirty(flow->flow_id);
@@ -839,18 +845,24 @@ run_one(StreamFlow *flow, int64 flush_request)
 	MemoryContext oldcontext = CurrentMemoryContext;
 	volatile int64 flush_done = 0;
 	volatile bool succeeded = false;
-	BatchResult before = {0};
 
-	pgstat_report_activity(STATE_RUNNING,
-						   flow->entry ?
-						   psprintf("flowpg: streaming round of flow %s", flow->entry->flow_name) :
-						   psprintf("flowpg: streaming round of flow %lld", (long long) flow->flow_id));
+	char		activity[NAMEDATALEN + 64];
+
+	/* (no palloc: this runs in the worker's long-lived context, once a round) */
+	if (flow->entry)
+		snprintf(activity, sizeof(activity), "flowpg: streaming round of flow %s",
+				 flow->entry->flow_name);
+	else
+		snprintf(activity, sizeof(activity), "flowpg: streaming round of flow %lld",
+				 (long long) flow->flow_id);
+	pgstat_report_activity(STATE_RUNNING, activity);
 	progress_begin(flow->flow_id, PROGRESS_STREAM_ROUND);
 	(void) shmem_state_take_refusal();	/* a note of an earlier, survived refusal */
 	flow->sh = shared_part(flow->flow_id, false);
-	/* a failed round's counts go with it */
+	/* a failed round's counts go with it (kept in the handle: across the longjmp) */
+	memset(&flow->counts_before, 0, sizeof(BatchResult));
 	if (flow->sh)
-		before = flow->sh->unrecorded;
+		flow->counts_before = flow->sh->unrecorded;
 	PG_TRY();
 	{
 		if (flow->sh && flow->sh->loaded && !flow->sh->touched)
@@ -864,6 +876,9 @@ run_one(StreamFlow *flow, int64 flush_request)
 			MemoryContextSwitchTo(oldcontext);
 			if (flow->ran)
 				round_committed(flow);
+			/* applied and out of the queue: its counts stay, whatever follows */
+			if (flow->sh)
+				flow->counts_before = flow->sh->unrecorded;
 		}
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
@@ -910,7 +925,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		if (busy || refused)
 			flush_request = 0;
 		if (flow->sh)
-			flow->sh->unrecorded = before;
+			flow->sh->unrecorded = flow->counts_before;
 		round_failed(flow, edata, started, busy, refused);
 		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
 		FreeErrorData(edata);	/* in the worker's long-lived context */
@@ -918,8 +933,8 @@ run_one(StreamFlow *flow, int64 flush_request)
 	PG_END_TRY();
 
 	if (succeeded && flow->sh &&
-		(flow->sh->unrecorded.log_entries != before.log_entries ||
-		 flow->sh->unrecorded.rows_out != before.rows_out))
+		(flow->sh->unrecorded.log_entries != flow->counts_before.log_entries ||
+		 flow->sh->unrecorded.rows_out != flow->counts_before.rows_out))
 	{
 		/* a round that applied batches or wrote the sink: a run */
 		flow->sh->unrecorded_runs++;
@@ -945,7 +960,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		PG_END_TRY();
 		publish(flow, flush_done, false, GetCurrentTimestamp());
 	}
-	progress_end();
+	progress_end_all();
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 

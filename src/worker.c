@@ -494,6 +494,14 @@ run_flow(DueFlow *due)
 		CommitTransactionCommand();
 		return;
 	}
+	/* paused since the schedule was read: pause_flow held the lock until it committed */
+	entry = catalog_get_by_id(flow_id);
+	if (entry == NULL || entry->paused)
+	{
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		return;
+	}
 	pgstat_report_activity(STATE_RUNNING, psprintf("flowpg: refreshing flow %s", entry->flow_name));
 	run.entry = entry;
 	run.due = due;
