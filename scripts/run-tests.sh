@@ -39,7 +39,7 @@ PG_PERL_LIB="$PGXS_ROOT/src/test/perl"
 REGRESS_TIMEOUT=${FLOWPG_REGRESS_TIMEOUT:-240}
 ISOLATION_TIMEOUT=${FLOWPG_ISOLATION_TIMEOUT:-150}
 TAP_TIMEOUT=${FLOWPG_TAP_TIMEOUT:-120}
-TOTAL_BUDGET=${FLOWPG_TEST_BUDGET:-540}
+TOTAL_BUDGET=${FLOWPG_TEST_BUDGET:-570}
 
 ###############################################################################
 # Outer part: make the private copy and re-run this script inside it.
