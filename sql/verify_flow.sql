@@ -21,6 +21,21 @@ EXCEPTION WHEN OTHERS THEN
 	RETURN SQLSTATE || ': ' || SQLERRM;
 END $$;
 
+-- Waits until the worker has backfilled the flow (it is active): a
+-- streaming backfill that flush_flow completed inline would have the
+-- worker reload the state later and rewrite the sink, undoing the hand
+-- edits below.
+CREATE FUNCTION vf.settle(flow text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1..600 LOOP
+		IF (SELECT state FROM flowpg.flows WHERE flow_name = flow) = 'active' THEN
+			RETURN true;
+		END IF;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+	RETURN false;
+END $$;
+
 -- The source: one day of readings of 20 devices every 13 seconds (as in
 -- 00_setup, but this test's own, which no other test changes).  The values
 -- are quarters, so that float sums do not depend on the order of the rows.
@@ -38,10 +53,12 @@ SELECT flowpg.create_flow('vf_batch', 'vf.batch_hourly',
   $$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n, count(value) AS n_value,
 		   max(value) AS top FROM vf.metrics GROUP BY 1, 2$$,
   mode => 'batching') > 0 AS created;
+SELECT vf.settle('vf_batch') AS settled;
 SELECT flowpg.create_flow('vf_stream', 'vf.stream_hourly',
   $$SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n, sum(device) AS total
 	  FROM vf.metrics GROUP BY 1, 2$$,
   mode => 'streaming') > 0 AS created;
+SELECT vf.settle('vf_stream') AS settled;
 SELECT flow_name, mode FROM flowpg.flows WHERE flow_name LIKE 'vf\_%' ORDER BY flow_name;
 -- the second flush of the streaming flow is the worker's: its state is loaded
 SELECT flowpg.flush_flow('vf_batch') >= 0 AS flushed, flowpg.flush_flow('vf_stream') >= 0 AS flushed;
@@ -103,6 +120,7 @@ SELECT flowpg.create_flow('vf_float', 'vf.float_hourly',
   $$SELECT device, date_trunc('hour', ts) AS hour, avg(value) AS mean, sum(value) AS total
 	  FROM vf.metrics GROUP BY 1, 2$$,
   mode => 'batching') > 0 AS created;
+SELECT vf.settle('vf_float') AS settled;
 SELECT flowpg.flush_flow('vf_float') >= 0 AS flushed;
 SELECT flowpg.verify_flow('vf_float') AS exact, flowpg.verify_flow('vf_float', 1e-9) AS tolerant;
 -- a change of about 1e-12 of the value
@@ -131,6 +149,7 @@ SELECT flowpg.create_flow('vf_float_stream', 'vf.float_stream_hourly',
   $$SELECT device, date_trunc('hour', ts) AS hour, avg(value) AS mean, sum(value) AS total,
 		   stddev(value) AS sd FROM vf.metrics GROUP BY 1, 2$$,
   mode => 'streaming') > 0 AS created;
+SELECT vf.settle('vf_float_stream') AS settled;
 SELECT flowpg.flush_flow('vf_float_stream') >= 0 AS flushed;
 INSERT INTO vf.metrics
 SELECT '2024-03-01 00:00:05+00'::timestamptz + i * interval '61 seconds', i % 20, i % 7 + 0.1
@@ -156,10 +175,12 @@ SELECT flowpg.create_flow('vf_hll', 'vf.hll_hourly',
   $$SELECT device, date_trunc('hour', ts) AS hour, vf.hll_add_agg(vf.hll_hash_integer(device)) AS devices
 	  FROM vf.metrics GROUP BY 1, 2$$,
   mode => 'streaming') > 0 AS created;
+SELECT vf.settle('vf_hll') AS settled;
 SELECT flowpg.create_flow('vf_json', 'vf.json_hourly',
   $$SELECT device, date_trunc('hour', ts) AS hour, json_agg(value ORDER BY ts) AS vals
 	  FROM vf.metrics GROUP BY 1, 2$$,
   mode => 'batching') > 0 AS created;
+SELECT vf.settle('vf_json') AS settled;
 SELECT flowpg.flush_flow('vf_hll') >= 0 AS flushed, flowpg.flush_flow('vf_json') >= 0 AS flushed;
 SELECT flowpg.verify_flow('vf_hll') AS hll, flowpg.verify_flow('vf_json') AS json;
 UPDATE vf.hll_hourly SET devices = vf.hll_empty() WHERE device = 9 AND hour = '2024-03-01 10:00+00';
@@ -181,6 +202,7 @@ SELECT flowpg.create_flow('vf_cast', 'vf.cast_sink',
   $$SELECT 'd' || device AS dev, date_trunc('hour', ts) AS hour, count(*) AS n,
 		   avg(value)::numeric AS mean FROM vf.metrics GROUP BY 1, 2$$,
   mode => 'batching') > 0 AS created;
+SELECT vf.settle('vf_cast') AS settled;
 SELECT flowpg.flush_flow('vf_cast') >= 0 AS flushed;
 SELECT min(scale(mean)), max(scale(mean)) FROM vf.cast_sink;
 SELECT flowpg.verify_flow('vf_cast') AS exact;
@@ -197,6 +219,7 @@ INSERT INTO public.s SELECT '2024-03-01 00:00+00'::timestamptz + i * interval '1
 FROM generate_series(1, 50) i;
 SELECT flowpg.create_flow('vf_names', 'vf.q',
   $$SELECT k, date_trunc('hour', ts) AS h, count(*) AS n FROM s GROUP BY 1, 2$$) > 0 AS created;
+SELECT vf.settle('vf_names') AS settled;
 SELECT query FROM flowpg.flows WHERE flow_name = 'vf_names';
 SELECT flowpg.flush_flow('vf_names') >= 0 AS flushed;
 SELECT flowpg.verify_flow('vf_names') AS mismatches;
@@ -217,6 +240,7 @@ INSERT INTO vf.recent VALUES (:'old_hour', 1), (:'old_hour', 2), (:'new_hour', 3
 SELECT flowpg.create_flow('vf_recent', 'vf.recent_hourly',
   $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total FROM vf.recent GROUP BY 1$$,
   mode => 'batching') > 0 AS created;
+SELECT vf.settle('vf_recent') AS settled;
 SELECT flowpg.flush_flow('vf_recent') >= 0 AS flushed;
 SELECT flowpg.create_flow('vf_recent', 'vf.recent_hourly',
   $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total FROM vf.recent GROUP BY 1$$,
@@ -238,6 +262,7 @@ SELECT flowpg.verify_flow('vf_recent') AS maintained;
 SELECT flowpg.create_flow('vf_recent_stream', 'vf.recent_stream_hourly',
   $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total FROM vf.recent GROUP BY 1$$,
   mode => 'streaming', expire_after => '1 day') > 0 AS created;
+SELECT vf.settle('vf_recent_stream') AS settled;
 SELECT flowpg.flush_flow('vf_recent_stream') >= 0 AS flushed;
 INSERT INTO vf.recent VALUES (:'old_hour', 4), (:'new_hour', 5);
 SELECT flowpg.flush_flow('vf_recent_stream') >= 0 AS flushed;
@@ -262,6 +287,7 @@ SET ROLE regress_vf_owner;
 SELECT flowpg.create_flow('vf_owned', 'vf.owned_hourly',
   $$SELECT k, date_trunc('hour', ts) AS hour, current_user::text AS who, count(*) AS n
 	  FROM vf.owned GROUP BY 1, 2, 3$$) > 0 AS created;
+SELECT vf.settle('vf_owned') AS settled;
 SELECT flowpg.flush_flow('vf_owned') >= 0 AS flushed;
 SELECT flowpg.verify_flow('vf_owned') AS owner;
 SELECT DISTINCT who FROM vf.owned_hourly;
