@@ -151,6 +151,8 @@ SET client_min_messages = warning;
 SET ROLE op_bob;
 SELECT flowpg.pause_flow('op_b');
 SELECT flowpg.resume_flow('op_b');
+-- nor does the owner's window expression run in another role's transaction
+SELECT * FROM flowpg.flow_window_bounds('op_b', '2024-05-01 00:10:00+00'::timestamptz);
 RESET ROLE;
 SELECT flowpg.pause_flow(NULL);
 SELECT flowpg.resume_flow('no_such_flow');

@@ -702,6 +702,8 @@ flowpg_flow_window_bounds(PG_FUNCTION_ARGS)
 
 	if (entry == NULL)
 		flow_does_not_exist(flow_name);
+	/* the owner's window expression runs only in a transaction of a role that may act for it */
+	catalog_check_owner(entry);
 	plan = flow_plan_for_entry(entry);
 	if (plan->window_expr == NULL)
 		ereport(ERROR,
