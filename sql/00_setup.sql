@@ -25,6 +25,18 @@ BEGIN
 	RETURN n;
 END $$;
 
+-- try(statement): runs it and shows the error it raised, if any.
+CREATE FUNCTION try(stmt text,
+					OUT code text, OUT message text, OUT detail text, OUT hint text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE stmt;
+	code := 'OK';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
+		detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
+END $$;
+
 -- One day of metrics from 20 devices, every 13 seconds.
 CREATE TABLE metrics (ts timestamptz NOT NULL, device int, value float8);
 INSERT INTO metrics

@@ -1,18 +1,6 @@
 -- Bad input: every case gets a clear error with its SQLSTATE, and leaves
 -- nothing behind (no catalog row, no sink, no index).
 
--- try(statement): runs it and shows the error it raised.
-CREATE FUNCTION try(stmt text,
-					OUT code text, OUT message text, OUT detail text, OUT hint text)
-LANGUAGE plpgsql AS $$
-BEGIN
-	EXECUTE stmt;
-	code := 'OK';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
-		detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
-END $$;
-
 CREATE TABLE flows_before AS SELECT flow_id, flow_name FROM flowpg.flows;
 CREATE TABLE events (at timestamptz, kind text, note text, n int, day date);
 CREATE VIEW events_view AS SELECT * FROM events;

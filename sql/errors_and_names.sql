@@ -7,18 +7,6 @@
 --   5. DROP TABLE of a sink (or DROP SCHEMA of its schema) is refused
 --      without CASCADE; with CASCADE the flow goes.
 
--- try(statement): runs it and shows the error it raised.
-CREATE OR REPLACE FUNCTION try(stmt text,
-							   OUT code text, OUT message text, OUT detail text, OUT hint text)
-LANGUAGE plpgsql AS $$
-BEGIN
-	EXECUTE stmt;
-	code := 'OK';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
-		detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
-END $$;
-
 CREATE SCHEMA en;
 CREATE TABLE en.events (ts timestamptz NOT NULL, k int, d int);
 INSERT INTO en.events

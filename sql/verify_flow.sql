@@ -13,13 +13,9 @@ SHOW flowpg.enabled;
 CREATE SCHEMA vf;
 
 -- The SQLSTATE and message of a statement's error.
-CREATE FUNCTION vf.error_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-	EXECUTE stmt;
-	RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-	RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+CREATE FUNCTION vf.error_of(stmt text) RETURNS text LANGUAGE sql AS $$
+	SELECT CASE WHEN code = 'OK' THEN 'no error' ELSE code || ': ' || message END FROM try(stmt)
+$$;
 
 -- Waits until the worker has backfilled the flow (it is active): a
 -- streaming backfill that flush_flow completed inline would have the

@@ -739,16 +739,6 @@ batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *nul
 	return !lo_null;
 }
 
-void
-batch_in_run(FlowEntry *entry, BatchInRun fn, void *arg)
-{
-	BatchRun	run;
-
-	batch_run_begin(&run, entry, PROGRESS_EXPLAIN);
-	fn(arg, &run, run.plan, run.probe);
-	batch_run_end(&run);
-}
-
 bool
 batch_newest_time(BatchRun *run, int64 *x)
 {

@@ -106,15 +106,6 @@ extern uint64 batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo,
 extern bool batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows,
 							  bool *null_times);
 
-/*
- * A run's world without the run (explain_flow): fn is called with the
- * flow's plan and window probe (NULL without a window), as its owner,
- * restricted, under its pinned settings, connected to SPI -- as a refresh
- * runs its statements -- but without the flow's lock or its dirty log.
- */
-typedef void (*BatchInRun) (void *arg, BatchRun *run, FlowPlan *plan, WindowProbe *probe);
-extern void batch_in_run(FlowEntry *entry, BatchInRun fn, void *arg);
-
 /* In a run: the newest time ordinal of the flow's time column; false: none. */
 extern bool batch_newest_time(BatchRun *run, int64 *x);
 

@@ -532,9 +532,8 @@ explain_refresh(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, 
 }
 
 static void
-explain_in_run(void *arg, BatchRun *run, FlowPlan *plan, WindowProbe *probe)
+explain_in_run(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe)
 {
-	Explain    *ex = arg;
 	FlowEntry  *entry = ex->entry;
 	int64		x = 0;
 	ListCell   *lc;
@@ -563,6 +562,7 @@ flowpg_explain_flow(PG_FUNCTION_ARGS)
 	char	   *flow_name = flow_required_text_arg(fcinfo, 0, "flow_name");
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Explain		ex = {0};
+	BatchRun	run;
 	ListCell   *lc;
 
 	if (PG_ARGISNULL(1))
@@ -573,7 +573,10 @@ flowpg_explain_flow(PG_FUNCTION_ARGS)
 	ex.entry = flow_owned_by_caller(flow_name);
 	ex.streaming = strcmp(ex.entry->mode, "streaming") == 0;
 	ex.memory = CurrentMemoryContext;
-	batch_in_run(ex.entry, explain_in_run, &ex);
+	/* as a refresh runs its statements: the owner, restricted, pinned settings, SPI */
+	batch_run_begin(&run, ex.entry, PROGRESS_EXPLAIN);
+	explain_in_run(&ex, &run, run.plan, run.probe);
+	batch_run_end(&run);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	foreach(lc, ex.lines)
