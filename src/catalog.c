@@ -675,37 +675,34 @@ catalog_update_query_text(int64 flow_id, const char *query)
 	catalog_end(&access);
 }
 
-void
-catalog_set_comment(int64 flow_id, const char *comment)
+/* Sets one column of a flow (the statement's $2), and its updated_at. */
+static void
+set_flow_column(int64 flow_id, const char *sql, Oid type, Datum value, bool isnull)
 {
 	CatalogAccess access;
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Datum		values[2] = {Int64GetDatum(flow_id), comment ? CStringGetTextDatum(comment) : (Datum) 0};
-	char		nulls[2] = {' ', comment ? ' ' : 'n'};
+	Oid			types[2] = {INT8OID, type};
+	Datum		values[2] = {Int64GetDatum(flow_id), value};
+	char		nulls[2] = {' ', isnull ? 'n' : ' '};
 
 	catalog_begin(&access);
-	if (SPI_execute_with_args("UPDATE flowpg.flow SET comment = $2, updated_at = now() "
-							  "WHERE flow_id = $1",
-							  2, types, values, nulls, false, 0) != SPI_OK_UPDATE)
+	if (SPI_execute_with_args(sql, 2, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
 	catalog_end(&access);
 	catalog_changed();
 }
 
 void
+catalog_set_comment(int64 flow_id, const char *comment)
+{
+	set_flow_column(flow_id, "UPDATE flowpg.flow SET comment = $2, updated_at = now() WHERE flow_id = $1",
+					TEXTOID, comment ? CStringGetTextDatum(comment) : (Datum) 0, comment == NULL);
+}
+
+void
 catalog_set_paused(int64 flow_id, bool paused)
 {
-	CatalogAccess access;
-	Oid			types[2] = {INT8OID, BOOLOID};
-	Datum		values[2] = {Int64GetDatum(flow_id), BoolGetDatum(paused)};
-
-	catalog_begin(&access);
-	if (SPI_execute_with_args("UPDATE flowpg.flow SET paused = $2, updated_at = now() "
-							  "WHERE flow_id = $1",
-							  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "updating flowpg.flow failed");
-	catalog_end(&access);
-	catalog_changed();
+	set_flow_column(flow_id, "UPDATE flowpg.flow SET paused = $2, updated_at = now() WHERE flow_id = $1",
+					BOOLOID, BoolGetDatum(paused), false);
 }
 
 void
