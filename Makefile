@@ -48,7 +48,7 @@ OBJS = \
 	src/stream_evict.o \
 	src/stream_round.o \
 	src/verify.o
-DATA = flowpg--0.1.sql flowpg--0.2.sql flowpg--0.1--0.2.sql
+DATA = flowpg--0.1.sql flowpg--0.2.sql flowpg--0.1--0.2.sql flowpg--0.2--0.3.sql
 # The SQL objects' version the library works with (catalog.h), from the control file.
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" flowpg.control)
 PG_CPPFLAGS = -I$(srcdir)/src -DFLOWPG_VERSION='"$(EXTVERSION)"'

@@ -123,7 +123,7 @@ catalog_extension_version(void)
 bool
 catalog_version_older(const char *version)
 {
-	return strcmp(version, "0.1") == 0;
+	return strcmp(version, "0.1") == 0 || strcmp(version, "0.2") == 0;
 }
 
 bool
