@@ -42,6 +42,7 @@
 
 #include "dialect.h"
 #include "eval_tick.h"
+#include "first_last.h"
 #include "planner.h"
 #include "settings.h"
 #include "trust.h"
@@ -573,6 +574,7 @@ lookup_aggregate(Aggref *aggref)
 	agg->mtranstype = form->aggmtranstype;
 	agg->finalmodify = form->aggfinalmodify;
 	ReleaseSysCache(tuple);
+	first_last_check_aggregate(aggref);
 	return agg;
 }
 

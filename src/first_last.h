@@ -1,0 +1,20 @@
+/*-------------------------------------------------------------------------
+ *
+ * first_last.h
+ *	  flowpg.first_value_by / flowpg.last_value_by: ordered first and last
+ *	  values as combinable aggregates.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_FIRST_LAST_H
+#define FLOWPG_FIRST_LAST_H
+
+#include "nodes/primnodes.h"
+
+/* Errors unless the type has a default btree operator class. */
+extern void first_last_check_key_type(Oid keytype);
+
+/* A flow's call of first_value_by / last_value_by: errors for keys they cannot order. */
+extern void first_last_check_aggregate(Aggref *aggref);
+
+#endif							/* FLOWPG_FIRST_LAST_H */
