@@ -375,16 +375,24 @@ first_last_walker(Node *node, void *context)
 				int			position = call->location >= 0 ?
 					pg_mbstrlen_with_len(query_text, call->location) + 1 : 0;
 
-				if (call->agg_order == NIL || list_length(call->agg_order) > 1 ||
-					call->agg_distinct)
+				if (call->agg_order == NIL)
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-							 errmsg("%s as an aggregate needs exactly one ORDER BY key%s", name,
-									call->agg_distinct ? " and no DISTINCT" : ""),
-							 errdetail("flowpg computes %s(x ORDER BY key) as flowpg.%s_by(x, key); GreptimeDB's order by the time index without ORDER BY is not known to PostgreSQL.",
+							 errmsg("%s without OVER needs ORDER BY", name),
+							 errdetail("As an aggregate, %s(x ORDER BY key) is flowpg.%s_by(x, key); GreptimeDB orders by the time index when there is no ORDER BY, and a PostgreSQL table has none.",
 									   name, name),
-							 errhint("Write %s(x ORDER BY ts) with the time column, or use it as a window function with OVER.",
+							 errhint("Write %s(x ORDER BY ts) with the time column, or add OVER (...) for the window function.",
 									 name),
+							 position ? errposition(position) : 0));
+				if (list_length(call->agg_order) > 1 || call->agg_distinct)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg(call->agg_distinct ? "%s as an aggregate cannot have DISTINCT" :
+									"%s as an aggregate takes one ORDER BY key", name),
+							 errdetail("flowpg computes %s(x ORDER BY key) as flowpg.%s_by(x, key), which breaks ties by the value.",
+									   name, name),
+							 call->agg_distinct ? 0 :
+							 errhint("Order by one expression."),
 							 position ? errposition(position) : 0));
 				sort = linitial_node(SortBy, call->agg_order);
 				desc = sort->sortby_dir == SORTBY_DESC;
