@@ -10,6 +10,8 @@
  *	- a name in HAVING that is an output alias, and no column of the FROM
  *	  tables, stands for the aliased expression;
  *	- DataFusion's type names (double, string, int64, ...) are PostgreSQL's;
+ *	- first_value / last_value (x ORDER BY k) without OVER, DataFusion's
+ *	  aggregates, are flowpg.first_value_by / last_value_by (first_last.c);
  *	- for flows created through flowpg.execute, an output without a name
  *	  gets the name GreptimeDB gives it, such as sum(numbers.number).
  * After analysis:
