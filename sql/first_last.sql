@@ -255,6 +255,10 @@ SELECT * FROM try($$SELECT flowpg.create_flow('fl_bad', 'fl.sink_bad',
 	'SELECT device, last_value(site ORDER BY point(seq, seq)) AS v FROM fl.src GROUP BY device')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('fl_bad', 'fl.sink_bad',
 	'SELECT device, flowpg.last_value_by(site, ROW(at, seq)) AS v FROM fl.src GROUP BY device')$$);
+-- in a subquery too, when the flow is created
+SELECT * FROM try($$SELECT flowpg.create_flow('fl_bad', 'fl.sink_bad',
+	'SELECT s.device, s.v FROM (SELECT device, last_value(site ORDER BY point(seq, seq)) AS v
+							   FROM fl.src GROUP BY device) s', eval_interval => '1 minute')$$);
 SELECT * FROM try($$SELECT flowpg.execute('CREATE FLOW fl_bad SINK TO fl.sink_bad AS
 	SELECT device, last_value(site ORDER BY at, seq) AS v FROM fl.src GROUP BY device')$$);
 SELECT * FROM try($$SELECT flowpg.execute('CREATE FLOW fl_bad SINK TO fl.sink_bad AS

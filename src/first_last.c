@@ -451,8 +451,8 @@ is_first_last(Oid funcid)
 		(strcmp(name, "first_value_by") == 0 || strcmp(name, "last_value_by") == 0);
 }
 
-void
-first_last_check_aggregate(Aggref *aggref)
+static void
+check_aggregate(Aggref *aggref)
 {
 	TargetEntry *value;
 	TargetEntry *key;
@@ -475,4 +475,22 @@ first_last_check_aggregate(Aggref *aggref)
 				 errmsg("the value and the order key of %s in a flow cannot be anonymous records",
 						get_func_name(aggref->aggfnoid)),
 				 errhint("Order by one column; a composite type of its own works.")));
+}
+
+static bool
+check_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+		check_aggregate((Aggref *) node);
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, check_walker, context, 0);
+	return expression_tree_walker(node, check_walker, context);
+}
+
+void
+first_last_check_query(Query *query)
+{
+	(void) query_tree_walker(query, check_walker, NULL, 0);
 }

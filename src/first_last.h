@@ -9,12 +9,15 @@
 #ifndef FLOWPG_FIRST_LAST_H
 #define FLOWPG_FIRST_LAST_H
 
-#include "nodes/primnodes.h"
+#include "nodes/parsenodes.h"
 
 /* Errors unless the type has a default btree operator class. */
 extern void first_last_check_key_type(Oid keytype);
 
-/* A flow's call of first_value_by / last_value_by: errors for keys they cannot order. */
-extern void first_last_check_aggregate(Aggref *aggref);
+/*
+ * A flow's calls of first_value_by / last_value_by, in its subqueries too:
+ * errors for keys they cannot order, before any row is read.
+ */
+extern void first_last_check_query(Query *query);
 
 #endif							/* FLOWPG_FIRST_LAST_H */

@@ -574,7 +574,6 @@ lookup_aggregate(Aggref *aggref)
 	agg->mtranstype = form->aggmtranstype;
 	agg->finalmodify = form->aggfinalmodify;
 	ReleaseSysCache(tuple);
-	first_last_check_aggregate(aggref);
 	return agg;
 }
 
@@ -704,6 +703,7 @@ plan_from_query(Query *query, int window_output)
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("a flow's query must read at least one table")));
 
+	first_last_check_query(query);
 	(void) aggref_walker((Node *) query->targetList, &aggrefs);
 	(void) aggref_walker(query->havingQual, &aggrefs);
 	foreach(lc, aggrefs)
