@@ -42,6 +42,7 @@
 
 #include "dialect.h"
 #include "eval_tick.h"
+#include "first_last.h"
 #include "planner.h"
 #include "settings.h"
 #include "trust.h"
@@ -702,6 +703,7 @@ plan_from_query(Query *query, int window_output)
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("a flow's query must read at least one table")));
 
+	first_last_check_query(query);
 	(void) aggref_walker((Node *) query->targetList, &aggrefs);
 	(void) aggref_walker(query->havingQual, &aggrefs);
 	foreach(lc, aggrefs)
