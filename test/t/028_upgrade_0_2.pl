@@ -141,7 +141,14 @@ psql(q{SELECT * FROM flowpg.execute($$CREATE FLOW g_rate SINK TO g_rate AS
 ok(poll_until(q{SELECT state FROM flowpg.flows WHERE flow_name = 'g_rate'}, 'active', 60),
 	'a new flow backfills online');
 is(psql(q{SELECT flow_mismatches('g_rate')}), '0', 'and is exact');
-push @flows, 'later', 'g_rate';
+psql(q{SELECT flowpg.create_flow('s_last', 's_last',
+  $$SELECT device, date_trunc('hour', ts) AS hour, last_value(value ORDER BY ts) AS latest FROM metrics GROUP BY 1, 2$$,
+  mode => 'streaming')});
+ok(poll_until(q{SELECT state FROM flowpg.flows WHERE flow_name = 's_last'}, 'active', 60),
+	"a streaming flow with this release's ordered last_value aggregate");
+psql(q{INSERT INTO metrics VALUES ('2024-01-01 06:30', 2, -1); SELECT flowpg.flush_flow('s_last')});
+is(psql(q{SELECT flow_mismatches('s_last')}), '0', 'is exact');
+push @flows, 'later', 'g_rate', 's_last';
 
 # the updated database has what a fresh install has
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
