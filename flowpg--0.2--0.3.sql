@@ -9,3 +9,9 @@
  *
  * 0.3: GreptimeDB fidelity, part two (issue 22).
  */
+
+/*
+ * Recording rules (flows grouping by now(), src/batch.c): the time their
+ * query was last evaluated at, which verify_flow checks the sink against.
+ */
+ALTER TABLE flowpg.flow_run ADD COLUMN last_tick timestamptz;

@@ -54,11 +54,13 @@
 
 #include "batch.h"
 #include "dirty_log.h"
+#include "eval_tick.h"
 #include "pause.h"
 #include "planner.h"
 #include "progress.h"
 #include "settings.h"
 #include "sink.h"
+#include "stats.h"
 #include "window.h"
 
 /* Bounds of one run: log entries read and merged window ranges. */
@@ -344,6 +346,7 @@ batch_run_begin(BatchRun *run, FlowEntry *entry, ProgressCommand command)
 	progress_begin(entry->flow_id, command);
 	lock_source_partitions(entry);
 	run->entry = entry;
+	run->recorded = false;
 	run->plan = flow_plan_for_entry(entry);
 	/* the owner's code runs here: it may not change the caller's session */
 	flow_enter(&run->identity, entry->owner, entry->settings, false);
@@ -363,6 +366,8 @@ batch_run_end(BatchRun *run)
 {
 	SPI_finish();
 	flow_leave(&run->identity);
+	if (run->recorded)
+		stats_set_last_tick(run->entry->flow_id, run->recorded_tick);
 	progress_end();
 }
 
@@ -371,7 +376,8 @@ batch_maintained_ranges(BatchRun *run)
 {
 	WindowRange *all;
 
-	if (run->entry->expire_after == NULL || run->probe == NULL)
+	/* a recording rule's expire_after is about its now() key (record_tick) */
+	if (run->entry->expire_after == NULL || run->probe == NULL || run->plan->recording_rule)
 		return NIL;
 	all = palloc0(sizeof(WindowRange));
 	all->start = window_expiry_cutoff(run->probe, run->entry->expire_after);
@@ -379,11 +385,52 @@ batch_maintained_ranges(BatchRun *run)
 	return list_make1(all);
 }
 
+/*
+ * The cutoff of a recording rule's expire_after at a tick: rows whose now()
+ * key is before it are deleted.  False without expire_after.
+ */
+static bool
+record_cutoff(FlowEntry *entry, TimestampTz tick, TimestampTz *cutoff)
+{
+	if (entry->expire_after == NULL)
+		return false;
+	*cutoff = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+													  TimestampTzGetDatum(tick),
+													  IntervalPGetDatum(entry->expire_after)));
+	return true;
+}
+
+/*
+ * A recording rule's evaluation at the time flowpg.now() has (the tick the
+ * worker runs; a flush's or refresh's transaction time): the groups the
+ * query yields are upserted by their keys, and the rows of earlier ticks
+ * stay, but for those whose now() key is older than expire_after.
+ */
+static uint64
+record_tick(BatchRun *run)
+{
+	TimestampTz tick = eval_tick_now();
+	TimestampTz cutoff = 0;
+	bool		prune = record_cutoff(run->entry, tick, &cutoff);
+	uint64		rows;
+
+	progress_phase("adding the groups of the tick");
+	rows = sink_record_tick(run->entry->sink_relid, run->plan, run->entry->flow_name,
+							pg_get_querydef(copyObject(run->plan->query), false),
+							prune, cutoff);
+	progress_counts(-1, -1, -1, rows);
+	run->recorded = true;
+	run->recorded_tick = tick;
+	return rows;
+}
+
 /* The whole flow, within expire_after; *ranges gets that range (NIL: all). */
 static uint64
 recompute_whole(BatchRun *run, List **ranges)
 {
 	*ranges = batch_maintained_ranges(run);
+	if (run->plan->recording_rule)
+		return record_tick(run);
 	return recompute(run->entry, run->plan, run->probe, *ranges, *ranges == NIL);
 }
 
@@ -513,7 +560,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 	result.window_usecs = current_window_usecs(&run);
 	foreach(lc, entries)
 		whole |= ((DirtyEntry *) lfirst(lc))->whole;
-	if (whole || run.probe == NULL)
+	if (whole || run.probe == NULL || run.plan->recording_rule)
 	{
 		List	   *ranges;
 
@@ -766,6 +813,17 @@ batch_refresh_statements(BatchRun *run, bool whole, int64 x, BatchStatements *ou
 {
 	List	   *bounds;
 
+	if (run->plan->recording_rule)
+	{
+		TimestampTz cutoff = 0;
+		bool		prune = record_cutoff(run->entry, eval_tick_now(), &cutoff);
+
+		out->ranges = NIL;
+		out->select_sql = pg_get_querydef(copyObject(run->plan->query), false);
+		sink_record_statements(run->entry->sink_relid, run->plan, out->select_sql,
+							   prune, cutoff, &out->sink);
+		return true;
+	}
 	if (whole || run->probe == NULL)
 	{
 		out->ranges = batch_maintained_ranges(run);
