@@ -293,92 +293,125 @@ DROP TABLE late_max_sink;
 DROP TABLE late_input;
 
 ---------------------------------------------------------------------------
--- A native recording rule: flush_flow and refresh_flow add the rows of
--- their time; earlier rows stay as they were computed
+-- A native recording rule: flush_flow, refresh_flow and ADMIN FLUSH_FLOW
+-- upsert the rows of the current tick; earlier ticks' rows stay as they
+-- were computed.  The worker stays off meanwhile: only this session
+-- evaluates, each time in a later second than before.
 ---------------------------------------------------------------------------
+ALTER SYSTEM SET flowpg.enabled = off;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+-- next_second(): sleeps into the next whole second
+CREATE FUNCTION next_second() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	target timestamptz := date_trunc('second', clock_timestamp()) + interval '1 second';
+BEGIN
+	WHILE clock_timestamp() < target LOOP
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
 CREATE TABLE rr_src (ts timestamptz NOT NULL, host text, v int);
 INSERT INTO rr_src VALUES
   ('2024-01-01 00:00:00+00', 'a', 1), ('2024-01-01 00:00:01+00', 'a', 2),
   ('2024-01-01 00:00:02+00', 'b', 5);
--- (a day's ticks: the worker adds rows at midnight UTC only, and its
--- backfill at its own time; the rows of this session's evaluations are told
--- apart by their key)
 SELECT flowpg.create_flow('rr_native', 'rr_native_out',
     $$SELECT now() AS at, host, count(*) AS n, sum(v) AS total FROM rr_src GROUP BY now(), host$$,
-    eval_interval => '1 day') > 0 AS created;
+    eval_interval => '1 second') > 0 AS created;
 SELECT mode, mode_reason FROM flowpg.flows WHERE flow_name = 'rr_native';
 SELECT options->'recording_rule' AS recording_rule FROM flowpg.flow WHERE flow_name = 'rr_native';
 -- the sink: a unique index on the group keys, which the upserts use
 SELECT indexdef FROM pg_indexes WHERE tablename = 'rr_native_out';
+SELECT next_second();
 BEGIN;
 SELECT flowpg.flush_flow('rr_native');
-SELECT now() AS t1 \gset
+SELECT date_trunc('second', now()) AS t1 \gset
 COMMIT;
+-- each row's key is a tick: now() was the tick's time
+SELECT count(*) AS rows, bool_and(at = date_trunc('second', at)) AS on_ticks FROM rr_native_out;
 -- changes of the source: UPDATE, DELETE, INSERT
 UPDATE rr_src SET v = v * 10 WHERE host = 'a';
 DELETE FROM rr_src WHERE host = 'b';
 INSERT INTO rr_src VALUES ('2024-01-01 00:00:03+00', 'c', 7);
+SELECT next_second();
 BEGIN;
 SELECT flowpg.flush_flow('rr_native');
-SELECT now() AS t2 \gset
--- this tick's rows are the query's at this tick (now() is this transaction's)
+SELECT date_trunc('second', now()) AS t2 \gset
+-- this tick's rows are the query's at this tick
 SELECT count(*) AS tick_mismatches FROM (
-  (SELECT at, host, n, total FROM rr_native_out WHERE at = now()
-   EXCEPT ALL SELECT now(), host, count(*), sum(v) FROM rr_src GROUP BY host)
+  (SELECT at, host, n, total FROM rr_native_out WHERE at = :'t2'
+   EXCEPT ALL SELECT :'t2'::timestamptz, host, count(*), sum(v) FROM rr_src GROUP BY host)
   UNION ALL
-  (SELECT now(), host, count(*), sum(v) FROM rr_src GROUP BY host
-   EXCEPT ALL SELECT at, host, n, total FROM rr_native_out WHERE at = now())) d;
+  (SELECT :'t2'::timestamptz, host, count(*), sum(v) FROM rr_src GROUP BY host
+   EXCEPT ALL SELECT at, host, n, total FROM rr_native_out WHERE at = :'t2')) d;
 COMMIT;
--- the first flush's rows stay as they were computed: b is still there, a
+-- the first tick's rows stay as they were computed: b is still there, a
 -- has its old total
 SELECT CASE at WHEN :'t1' THEN 't1' WHEN :'t2' THEN 't2' END AS tick, host, n, total
-  FROM rr_native_out WHERE at IN (:'t1', :'t2') ORDER BY 1, 2;
--- verify_flow checks the last evaluation's groups
+  FROM rr_native_out WHERE at IN (:'t1', :'t2') ORDER BY at, host;
+-- verify_flow checks the last tick's groups
 SELECT flowpg.verify_flow('rr_native', 0);
 -- ... and finds the sink behind once the source changed since
 INSERT INTO rr_src VALUES ('2024-01-01 00:00:04+00', 'c', 1);
 SELECT flowpg.verify_flow('rr_native', 0);
--- refresh_flow adds the rows of its time too (a range is no different)
+-- a flush within the same tick brings that tick's rows up to date (one
+-- later, on a loaded machine, adds its own)
+BEGIN;
+SELECT flowpg.flush_flow('rr_native') > 0 AS flushed;
+SELECT date_trunc('second', now()) = :'t2' AS same_tick \gset
+COMMIT;
+SELECT :'same_tick' = 'f' OR (SELECT total FROM rr_native_out WHERE at = :'t2' AND host = 'c') = 8
+    AS current_tick_updated;
+SELECT flowpg.verify_flow('rr_native', 0);
+-- refresh_flow adds the current tick's rows too (a range is no different)
+SELECT next_second();
 BEGIN;
 SELECT flowpg.refresh_flow('rr_native', now() - interval '1 hour', now());
-SELECT now() AS t3 \gset
+SELECT date_trunc('second', now()) AS t3 \gset
 COMMIT;
 SELECT flowpg.verify_flow('rr_native', 0);
-SELECT CASE at WHEN :'t1' THEN 't1' WHEN :'t2' THEN 't2' WHEN :'t3' THEN 't3' END AS tick,
-       host, n, total
-  FROM rr_native_out WHERE at IN (:'t1', :'t2', :'t3') ORDER BY 1, 2;
--- ADMIN FLUSH_FLOW adds its time's rows as flush_flow does
+-- ADMIN FLUSH_FLOW as flush_flow
+SELECT next_second();
 BEGIN;
 SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('rr_native')$$);
-SELECT now() AS t4 \gset
+SELECT date_trunc('second', now()) AS t4 \gset
 COMMIT;
-SELECT count(*) AS t4_groups FROM rr_native_out WHERE at = :'t4';
-SELECT count(DISTINCT at) AS evaluations FROM rr_native_out WHERE at IN (:'t1', :'t2', :'t3', :'t4');
--- a TRUNCATE of the sink drops the history: the next run adds its own rows only
+SELECT CASE at WHEN :'t2' THEN 't2' WHEN :'t3' THEN 't3' WHEN :'t4' THEN 't4' END AS tick,
+       host, n, total
+  FROM rr_native_out WHERE at IN (:'t2', :'t3', :'t4') ORDER BY at, host;
+SELECT count(DISTINCT at) FILTER (WHERE at IN (:'t1', :'t2', :'t3', :'t4')) AS ticks,
+       bool_and(at = date_trunc('second', at)) AS on_ticks
+  FROM rr_native_out;
+-- a TRUNCATE of the sink drops the history: the next run adds its tick only
 TRUNCATE rr_native_out;
 SELECT flowpg.flush_flow('rr_native');
-SELECT count(DISTINCT at) AS evaluations, count(*) AS groups FROM rr_native_out;
+SELECT count(DISTINCT at) AS ticks, count(*) AS groups FROM rr_native_out;
 SELECT flowpg.drop_flow('rr_native');
 DROP TABLE rr_native_out;
 
--- expire_after: rows whose now() key is older than the tick's time minus
--- it go at each tick (before the tick writes its own)
+-- expire_after: at each tick, rows whose now() key is older than the
+-- tick's time minus it are deleted (before the tick writes its own)
 SELECT flowpg.create_flow('rr_expire', 'rr_expire_out',
     $$SELECT date_trunc('minute', now()) AS minute, count(*) AS n FROM rr_src GROUP BY 1$$,
-    eval_interval => '1 day', expire_after => '1 hour') > 0 AS created;
+    eval_interval => '1 second', expire_after => '1 hour') > 0 AS created;
 SELECT line FROM flowpg.explain_flow('rr_expire') AS line
- WHERE line ~ '^(  Recording rule|  Expire after|  Delete)';
+ WHERE line ~ '^(  Recording rule|  Expire after|Refresh|  Delete)';
 -- rows of earlier ticks (as the worker would have written them)
+BEGIN;
 INSERT INTO rr_expire_out (minute, n)
 VALUES (date_trunc('minute', now()) - interval '2 hours', 100),
+       (date_trunc('minute', now()) - interval '61 minutes', 150),
        (date_trunc('minute', now()) - interval '30 minutes', 200);
 SELECT flowpg.flush_flow('rr_expire');
 SELECT CASE WHEN minute = date_trunc('minute', now()) THEN 'now'
             ELSE (date_trunc('minute', now()) - minute)::text END AS age, n
   FROM rr_expire_out ORDER BY minute;
+COMMIT;
 SELECT flowpg.verify_flow('rr_expire', 0);
 SELECT flowpg.drop_flow('rr_expire');
 DROP TABLE rr_expire_out;
+ALTER SYSTEM RESET flowpg.enabled;
+SELECT pg_reload_conf();
+DROP FUNCTION next_second();
 
 -- refusals, each leaving nothing behind
 SET client_min_messages = warning;

@@ -29,6 +29,7 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/xact.h"
 #include "access/stratnum.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -401,23 +402,51 @@ record_cutoff(FlowEntry *entry, TimestampTz tick, TimestampTz *cutoff)
 }
 
 /*
- * A recording rule's evaluation at the time flowpg.now() has (the tick the
- * worker runs; a flush's or refresh's transaction time): the groups the
- * query yields are upserted by their keys, and the rows of earlier ticks
- * stay, but for those whose now() key is older than expire_after.
+ * The tick a recording rule's evaluation is of: the worker's (set for its
+ * run), else -- a flush, a refresh, a backfill -- the current one, the last
+ * tick at or before the transaction's time, so that every row of the sink
+ * is a tick's and a flush brings the current tick's rows up to date rather
+ * than adding rows between ticks.
+ */
+static TimestampTz
+record_tick_time(FlowEntry *entry, bool *set_here)
+{
+	*set_here = false;
+	if (eval_tick_is_set() || entry->eval_interval == NULL)
+		return eval_tick_now();
+	*set_here = true;
+	return eval_tick_floor(entry->eval_interval, GetCurrentTransactionStartTimestamp());
+}
+
+/*
+ * A recording rule's evaluation at a tick (record_tick_time): the groups
+ * the query yields then are upserted by their keys, and the rows of earlier
+ * ticks stay, but for those whose now() key is older than expire_after.
  */
 static uint64
 record_tick(BatchRun *run)
 {
-	TimestampTz tick = eval_tick_now();
+	bool		set_here;
+	TimestampTz tick = record_tick_time(run->entry, &set_here);
 	TimestampTz cutoff = 0;
 	bool		prune = record_cutoff(run->entry, tick, &cutoff);
-	uint64		rows;
+	uint64		rows = 0;
 
 	progress_phase("adding the groups of the tick");
-	rows = sink_record_tick(run->entry->sink_relid, run->plan, run->entry->flow_name,
-							pg_get_querydef(copyObject(run->plan->query), false),
-							prune, cutoff);
+	if (set_here)
+		eval_tick_set(tick);
+	PG_TRY();
+	{
+		rows = sink_record_tick(run->entry->sink_relid, run->plan, run->entry->flow_name,
+								pg_get_querydef(copyObject(run->plan->query), false),
+								prune, cutoff);
+	}
+	PG_FINALLY();
+	{
+		if (set_here)
+			eval_tick_clear();
+	}
+	PG_END_TRY();
 	progress_counts(-1, -1, -1, rows);
 	run->recorded = true;
 	run->recorded_tick = tick;
@@ -815,8 +844,10 @@ batch_refresh_statements(BatchRun *run, bool whole, int64 x, BatchStatements *ou
 
 	if (run->plan->recording_rule)
 	{
+		bool		set_here;
 		TimestampTz cutoff = 0;
-		bool		prune = record_cutoff(run->entry, eval_tick_now(), &cutoff);
+		bool		prune = record_cutoff(run->entry, record_tick_time(run->entry, &set_here),
+										  &cutoff);
 
 		out->ranges = NIL;
 		out->select_sql = pg_get_querydef(copyObject(run->plan->query), false);

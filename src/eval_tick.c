@@ -134,6 +134,14 @@ eval_tick_clear(void)
 	tick_lxid = InvalidLocalTransactionId;
 }
 
+bool
+eval_tick_is_set(void)
+{
+	TimestampTz tick;
+
+	return eval_tick_get(&tick);
+}
+
 /* What flowpg.now() returns now: the tick being evaluated, else the transaction's start. */
 TimestampTz
 eval_tick_now(void)

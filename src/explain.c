@@ -525,7 +525,7 @@ explain_refresh(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, 
 			elog(ERROR, "the window holding now() is not maintained");
 	}
 	if (plan->recording_rule)
-		add_line(ex, 0, "%s: the groups of the tick (now() is this transaction's time here)", title);
+		add_line(ex, 0, "%s: the groups of the current tick, upserted", title);
 	else if (stmts.ranges == NIL)
 		add_line(ex, 0, "%s: the whole flow", title);
 	else

@@ -14,9 +14,9 @@
  * (batch_maintained_ranges), so expired windows, whose sink rows are kept
  * as they were, never count.  A query using now() is evaluated at this
  * transaction's time, as flush_flow would evaluate it; but a recording
- * rule's (a GROUP BY key over now()) at the time of its last evaluation
- * (flowpg.flow_run.last_tick: the worker's last tick, or the last flush or
- * refresh), and only the sink's rows of the groups the query yields then
+ * rule's (a GROUP BY key over now()) at its last tick
+ * (flowpg.flow_run.last_tick: the worker's last run, or the current tick of
+ * the last flush or refresh; the current tick if none), and only the sink's rows of the groups the query yields then
  * are compared with them: the rows of earlier ticks are history, kept as
  * they were computed (a NOTICE says so).
  *
@@ -44,6 +44,7 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "storage/lmgr.h"
@@ -258,7 +259,12 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 				 errmsg("the sink table of flow \"%s\" was dropped", entry->flow_name)));
 
 	if (recording_rule)
+	{
+		/* never evaluated yet: the current tick's rows are due */
 		has_tick = stats_last_tick(entry->flow_id, &tick);
+		if (!has_tick && entry->eval_interval)
+			tick = eval_tick_floor(entry->eval_interval, GetCurrentTransactionStartTimestamp());
+	}
 	batch_run_begin(&run, entry, PROGRESS_VERIFY);
 	cols = palloc(sizeof(VerifyColumn) * run.plan->noutputs);
 	for (int i = 0; i < run.plan->noutputs; i++)
@@ -287,7 +293,7 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	sql = comparison_sql(&run, cols, ranges, tolerant, nargs, run.plan->recording_rule);
 
 	/* a recording rule's last evaluation is checked: now() is its time */
-	if (has_tick)
+	if (recording_rule)
 		eval_tick_set(tick);
 	PG_TRY();
 	{
@@ -298,7 +304,7 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	}
 	PG_FINALLY();
 	{
-		if (has_tick)
+		if (recording_rule)
 			eval_tick_clear();
 	}
 	PG_END_TRY();
@@ -308,7 +314,7 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	if (run.plan->recording_rule)
 		ereport(NOTICE,
 				(errmsg("flow \"%s\" is a recording rule: only the sink rows of the groups its query yields at %s were compared",
-						entry->flow_name, has_tick ? "its last evaluation" : "this transaction's time"),
+						entry->flow_name, has_tick ? "its last tick" : "the current tick"),
 				 errdetail("Each tick adds its own groups; the rows of earlier ticks stay as they were computed.")));
 	return result;
 }
