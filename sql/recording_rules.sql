@@ -408,6 +408,28 @@ COMMIT;
 SELECT flowpg.verify_flow('rr_expire', 0);
 SELECT flowpg.drop_flow('rr_expire');
 DROP TABLE rr_expire_out;
+-- a recording rule with a time window over the source too: the window is
+-- one more key (changes wait for the tick), expire_after is the now() key's
+SELECT flowpg.create_flow('rr_window', 'rr_window_out',
+    $$SELECT date_trunc('day', now()) AS day, date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total
+        FROM rr_src GROUP BY 1, 2$$,
+    eval_interval => '1 second', expire_after => '2 days') > 0 AS created;
+SELECT line FROM flowpg.explain_flow('rr_window') AS line
+ WHERE line ~ '^(Window|  Time column|  Recording rule|  Expire after|Refresh|  Delete)';
+INSERT INTO rr_src VALUES ('2024-01-01 05:00:00+00', 'd', 9);
+BEGIN;
+SELECT flowpg.flush_flow('rr_window') > 0 AS flushed;
+SELECT count(*) AS tick_mismatches FROM (
+  (SELECT day, hour, n, total FROM rr_window_out WHERE day = date_trunc('day', now())
+   EXCEPT ALL SELECT date_trunc('day', now()), date_trunc('hour', ts), count(*), sum(v) FROM rr_src GROUP BY 2)
+  UNION ALL
+  (SELECT date_trunc('day', now()), date_trunc('hour', ts), count(*), sum(v) FROM rr_src GROUP BY 2
+   EXCEPT ALL SELECT day, hour, n, total FROM rr_window_out WHERE day = date_trunc('day', now()))) d;
+COMMIT;
+SELECT hour, n, total FROM rr_window_out ORDER BY hour;
+SELECT flowpg.verify_flow('rr_window', 0);
+SELECT flowpg.drop_flow('rr_window');
+DROP TABLE rr_window_out;
 ALTER SYSTEM RESET flowpg.enabled;
 SELECT pg_reload_conf();
 DROP FUNCTION next_second();
