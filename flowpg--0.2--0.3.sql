@@ -82,3 +82,9 @@ COMMENT ON AGGREGATE flowpg.first_value_by(anyelement, anycompatible) IS
 	'the value of the first row in the order of key (ASC NULLS LAST; ties: the smallest value, NULL last)';
 COMMENT ON AGGREGATE flowpg.last_value_by(anyelement, anycompatible) IS
 	'the value of the last row in the order of key (ASC NULLS LAST; ties: the greatest value, NULL last)';
+
+/*
+ * Recording rules (flows grouping by now(), src/batch.c): the time their
+ * query was last evaluated at, which verify_flow checks the sink against.
+ */
+ALTER TABLE flowpg.flow_run ADD COLUMN last_tick timestamptz;

@@ -615,6 +615,15 @@ dialect_uses_now(Query *query)
 	return query_tree_walker(query, now_walker, &now_func, 0);
 }
 
+/* Does an expression of a query call flowpg.now() itself (subqueries included)? */
+bool
+dialect_expr_uses_now(Node *expr)
+{
+	Oid			now_func = dialect_now_function();
+
+	return now_walker(expr, &now_func);
+}
+
 /* The table a column of the query belongs to, as GreptimeDB qualifies it. */
 static const char *
 single_relation_name(List *from)

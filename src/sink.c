@@ -704,17 +704,61 @@ filled_columns(Oid sink_relid, FlowPlan *plan, StringInfo columns, StringInfo va
 	}
 }
 
+/*
+ * " ON CONFLICT (the group keys) DO UPDATE SET ..." of an INSERT INTO the
+ * sink AS s: a group's row is rewritten only when a value changed.
+ */
+static void
+append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan)
+{
+	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
+	StringInfoData changed;
+	bool		first;
+
+	appendStringInfoString(sql, " ON CONFLICT (");
+	append_group_columns(sql, plan);
+	if (conflict_on_placeholder(sink_relid, plan))
+		appendStringInfoString(sql, ", " TS_PLACEHOLDER);
+	appendStringInfoString(sql, ") DO ");
+	initStringInfo(&changed);
+	first = true;
+	for (int c = 0; c < plan->noutputs; c++)
+	{
+		const char *col = quote_identifier(plan->outputs[c].name);
+		TypeCacheEntry *tc;
+
+		if (plan->outputs[c].is_group_key)
+			continue;
+		appendStringInfo(sql, "%s%s = excluded.%s", first ? "UPDATE SET " : ", ", col, col);
+		/* types without an equality operator are compared as text */
+		tc = lookup_type_cache(plan->outputs[c].type, TYPECACHE_EQ_OPR);
+		if (OidIsValid(tc->eq_opr))
+			appendStringInfo(&changed, "%ss.%s IS DISTINCT FROM excluded.%s",
+							 first ? "" : " OR ", col, col);
+		else
+			appendStringInfo(&changed, "%ss.%s::pg_catalog.text IS DISTINCT FROM excluded.%s::pg_catalog.text",
+							 first ? "" : " OR ", col, col);
+		first = false;
+	}
+	if (first)
+		appendStringInfoString(sql, "NOTHING");
+	else
+	{
+		if (has_update_at)
+			appendStringInfoString(sql, ", update_at = excluded.update_at");
+		appendStringInfo(sql, " WHERE %s", changed.data);
+	}
+}
+
 static void
 insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 {
 	char	   *sink;
-	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
 	bool	   *all = palloc(sizeof(bool) * Max(plan->noutputs, 1));
 	Oid		   *argtypes = palloc(sizeof(Oid) * Max(plan->noutputs, 1));
 	Datum	   *args = palloc(sizeof(Datum) * Max(plan->noutputs, 1));
 	int			nargs = 0;
 	StringInfoData sql;
-	bool		first;
 
 	if (rows->nrows == 0)
 		return;
@@ -743,43 +787,7 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 	}
 	append_unnest(&sql, rows, plan, all, argtypes, args, &nargs);
 	if (upsert)
-	{
-		StringInfoData changed;
-
-		appendStringInfoString(&sql, " ON CONFLICT (");
-		append_group_columns(&sql, plan);
-		if (conflict_on_placeholder(sink_relid, plan))
-			appendStringInfoString(&sql, ", " TS_PLACEHOLDER);
-		appendStringInfoString(&sql, ") DO ");
-		initStringInfo(&changed);
-		first = true;
-		for (int c = 0; c < plan->noutputs; c++)
-		{
-			const char *col = quote_identifier(plan->outputs[c].name);
-			TypeCacheEntry *tc;
-
-			if (plan->outputs[c].is_group_key)
-				continue;
-			appendStringInfo(&sql, "%s%s = excluded.%s", first ? "UPDATE SET " : ", ", col, col);
-			/* types without an equality operator are compared as text */
-			tc = lookup_type_cache(plan->outputs[c].type, TYPECACHE_EQ_OPR);
-			if (OidIsValid(tc->eq_opr))
-				appendStringInfo(&changed, "%ss.%s IS DISTINCT FROM excluded.%s",
-								 first ? "" : " OR ", col, col);
-			else
-				appendStringInfo(&changed, "%ss.%s::pg_catalog.text IS DISTINCT FROM excluded.%s::pg_catalog.text",
-								 first ? "" : " OR ", col, col);
-			first = false;
-		}
-		if (first)
-			appendStringInfoString(&sql, "NOTHING");
-		else
-		{
-			if (has_update_at)
-				appendStringInfoString(&sql, ", update_at = excluded.update_at");
-			appendStringInfo(&sql, " WHERE %s", changed.data);
-		}
-	}
+		append_upsert_clause(&sql, sink_relid, plan);
 	run_sql(sql.data, nargs, argtypes, args, SPI_OK_INSERT);
 }
 
@@ -888,6 +896,66 @@ sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole
 		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
 	}
 	out->insert_sql = sql.data;
+}
+
+void
+sink_record_statements(Oid sink_relid, FlowPlan *plan, const char *query,
+					   bool prune, TimestampTz cutoff, SinkRefreshStatements *out)
+{
+	char	   *sink = qualified_relation_name(sink_relid);
+	StringInfoData sql;
+
+	out->argtypes = palloc(sizeof(Oid));
+	out->args = palloc(sizeof(Datum));
+	out->nargs = 0;
+	out->delete_sql = NULL;
+	if (prune)
+	{
+		FlowOutput *key = &plan->outputs[plan->record_key_output];
+
+		Assert(plan->record_key_output >= 0);
+		out->argtypes[0] = TIMESTAMPTZOID;
+		out->args[0] = TimestampTzGetDatum(cutoff);
+		out->nargs = 1;
+		out->delete_sql = psprintf("DELETE FROM %s WHERE %s < CAST($1 AS %s)", sink,
+								   quote_identifier(key->name),
+								   format_type_extended(key->type, key->typmod,
+														FORMAT_TYPE_TYPEMOD_GIVEN |
+														FORMAT_TYPE_FORCE_QUALIFY));
+	}
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink);
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	{
+		StringInfoData columns;
+		StringInfoData values;
+
+		initStringInfo(&columns);
+		initStringInfo(&values);
+		filled_columns(sink_relid, plan, &columns, &values);
+		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
+	}
+	append_upsert_clause(&sql, sink_relid, plan);
+	out->insert_sql = sql.data;
+}
+
+uint64
+sink_record_tick(Oid sink_relid, FlowPlan *plan, const char *flow_name, const char *query,
+				 bool prune, TimestampTz cutoff)
+{
+	SinkRefreshStatements stmts;
+	SinkWriteContext write_context;
+
+	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
+	(void) locked_sink_name(sink_relid);
+	sink_record_statements(sink_relid, plan, query, prune, cutoff, &stmts);
+	if (stmts.delete_sql)
+		run_sql(stmts.delete_sql, stmts.nargs, stmts.argtypes, stmts.args, SPI_OK_DELETE);
+	run_sql(stmts.insert_sql, 0, NULL, NULL, SPI_OK_INSERT);
+	sink_write_context_pop(&write_context);
+	return SPI_processed;
 }
 
 uint64
