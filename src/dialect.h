@@ -15,5 +15,8 @@ extern List *dialect_rewrite_raw(SelectStmt *stmt, const char *query_text,
 extern Query *dialect_rewrite_query(Query *query, List *moments, const char *query_text);
 extern bool dialect_uses_now(Query *query);
 extern char *dialect_output_name(Node *expr, List *from);
+extern void dialect_timestamp_types(SelectStmt *stmt, const char *query_text);
+extern void dialect_datafusion_types(RawStmt *stmt, const char *query_text);
+extern Query *dialect_analyze(RawStmt *stmt, const char *query_text, bool datafusion_types);
 
 #endif							/* FLOWPG_DIALECT_H */
