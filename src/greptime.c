@@ -44,6 +44,7 @@
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parser.h"
 #include "parser/scanner.h"
@@ -1441,4 +1442,104 @@ flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	worker_check_pending_at_commit();
 	PG_RETURN_VOID();
+}
+
+/*
+ * flowpg._pending_flow_parts(statement, settings): what a pending flow's
+ * flow_definition shows in GreptimeDB's layout, as an active flow's: the
+ * sink schema-qualified (the schema it is, or would be created, in under
+ * the flow's search_path), EVAL INTERVAL, and the query as written.  NULLs
+ * when the statement no longer parses.
+ */
+PG_FUNCTION_INFO_V1(flowpg_pending_flow_parts);
+
+static char *
+qualified_sink(const char *sink_name, ArrayType *settings)
+{
+	char	   *copy = pstrdup(sink_name);
+	List	   *parts;
+	RangeVar   *rv;
+	Oid			nspid = InvalidOid;
+	Oid			relid;
+	int			nestlevel;
+	Datum	   *elems;
+	int			nelems;
+
+	if (!SplitIdentifierString(copy, '.', &parts) || list_length(parts) != 1)
+		return pstrdup(sink_name);	/* qualified as written */
+	rv = makeRangeVar(NULL, linitial(parts), -1);
+
+	/* under the search_path the flow starts with */
+	nestlevel = NewGUCNestLevel();
+	deconstruct_array(settings, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nelems);
+	for (int i = 0; i < nelems; i++)
+	{
+		char	   *setting = TextDatumGetCString(elems[i]);
+
+		if (strncmp(setting, "search_path=", 12) == 0)
+			(void) set_config_option("search_path", setting + 12, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+	}
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (OidIsValid(relid))
+		nspid = get_rel_namespace(relid);
+	else
+	{
+		List	   *path = fetch_search_path(false);
+
+		if (path != NIL && !isAnyTempNamespace(linitial_oid(path)))
+			nspid = linitial_oid(path);
+	}
+	AtEOXact_GUC(true, nestlevel);
+	if (!OidIsValid(nspid) || get_namespace_name(nspid) == NULL)
+		return pstrdup(sink_name);
+	return psprintf("%s.%s", quote_identifier(get_namespace_name(nspid)),
+					quote_identifier(rv->relname));
+}
+
+Datum
+flowpg_pending_flow_parts(PG_FUNCTION_ARGS)
+{
+	char	   *statement = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ArrayType  *settings = PG_GETARG_ARRAYTYPE_P(1);
+	MemoryContext oldcontext = CurrentMemoryContext;
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {true, true, true};
+	Parser		p;
+	FlowStatement *s = NULL;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	memset(&p, 0, sizeof(p));
+	p.error_at = -1;
+	PG_TRY();
+	{
+		List	   *statements = parse(&p, statement);
+
+		s = linitial(statements);
+		if (list_length(statements) != 1 || s->kind != STMT_CREATE)
+			s = NULL;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		FlushErrorState();
+		s = NULL;
+	}
+	PG_END_TRY();
+	if (s)
+	{
+		values[0] = CStringGetTextDatum(qualified_sink(s->sink_name, settings));
+		nulls[0] = false;
+		if (s->eval_interval)
+		{
+			values[1] = IntervalPGetDatum(s->eval_interval);
+			nulls[1] = false;
+		}
+		values[2] = CStringGetTextDatum(pnstrdup(p.statement + s->query_start,
+												 s->query_end - s->query_start));
+		nulls[2] = false;
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
