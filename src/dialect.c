@@ -1025,54 +1025,130 @@ dialect_datafusion_types(RawStmt *stmt, const char *query_text)
 }
 
 /*-------------------------------------------------------------------------
- * DataFusion's timestamp types in casts: ::TimestampSecond is
- * timestamp(0), ::TimestampMillisecond timestamp(3),
- * ::TimestampMicrosecond timestamp(6) (as GreptimeDB, without a time zone);
- * ::TimestampNanosecond is refused: PostgreSQL keeps microseconds.  Only
- * where no type of that name exists (as for the other type names).
+ * DataFusion's timestamp types: TimestampSecond is timestamp(0),
+ * TimestampMillisecond timestamp(3), TimestampMicrosecond timestamp(6) (as
+ * GreptimeDB's, without a time zone); a cast to seconds or milliseconds
+ * truncates, as DataFusion's does (date_trunc, then the typmod, which would
+ * round on its own).  TimestampNanosecond is timestamp(6) where that is
+ * exact -- PostgreSQL's timestamps, hence every column and expression, hold
+ * microseconds -- and refused for a literal with digits below the
+ * microsecond, which PostgreSQL cannot represent.  Only where no type of
+ * that name exists (as for the other type names).
  *-------------------------------------------------------------------------
  */
+#define NANOSECOND_PRECISION 9
+
+/* The precision of a DataFusion timestamp type name; -1 if it is none. */
+static int
+timestamp_type_precision(TypeName *type)
+{
+	const char *name;
+	int			precision;
+
+	if (list_length(type->names) != 1 || type->pct_type || type->typmods != NIL)
+		return -1;
+	name = strVal(linitial(type->names));
+	if (strcmp(name, "timestampsecond") == 0)
+		precision = 0;
+	else if (strcmp(name, "timestampmillisecond") == 0)
+		precision = 3;
+	else if (strcmp(name, "timestampmicrosecond") == 0)
+		precision = 6;
+	else if (strcmp(name, "timestampnanosecond") == 0)
+		precision = NANOSECOND_PRECISION;
+	else
+		return -1;
+	if (OidIsValid(LookupTypeNameOid(NULL, type, true)))
+		return -1;				/* someone's type of that name */
+	return precision;
+}
+
+/* Does a time literal have a nonzero digit below the microsecond? */
+static bool
+has_nanoseconds(const char *value)
+{
+	const char *c = value;
+
+	/* the fraction of the seconds: digits after "hh:mm:ss." */
+	while ((c = strchr(c, '.')) != NULL)
+	{
+		int			digits = 0;
+
+		if (c - value >= 2 && isdigit((unsigned char) c[-1]) && isdigit((unsigned char) c[-2]) &&
+			c - value >= 3 && c[-3] == ':')
+		{
+			for (c++; isdigit((unsigned char) *c); c++)
+				if (++digits > 6 && *c != '0')
+					return true;
+			continue;
+		}
+		c++;
+	}
+	return false;
+}
+
+static void
+map_timestamp_type(TypeName *type, int precision)
+{
+	A_Const    *mod = makeNode(A_Const);
+
+	mod->val.ival.type = T_Integer;
+	mod->val.ival.ival = Min(precision, 6);
+	mod->location = -1;
+	type->names = list_make2(makeString("pg_catalog"), makeString("timestamp"));
+	type->typmods = list_make1(mod);
+}
+
 static bool
 timestamp_types_walker(Node *node, const char *query_text)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, TypeName))
+	if (IsA(node, TypeCast))
 	{
-		TypeName   *type = (TypeName *) node;
-		const char *name;
-		int			precision = -1;
+		TypeCast   *cast = (TypeCast *) node;
+		A_Const    *arg = (A_Const *) cast->arg;
+		int			precision = timestamp_type_precision(cast->typeName);
 
-		if (list_length(type->names) != 1 || type->pct_type || type->typmods != NIL)
-			return false;
-		name = strVal(linitial(type->names));
-		if (strcmp(name, "timestampsecond") == 0)
-			precision = 0;
-		else if (strcmp(name, "timestampmillisecond") == 0)
-			precision = 3;
-		else if (strcmp(name, "timestampmicrosecond") == 0)
-			precision = 6;
-		else if (strcmp(name, "timestampnanosecond") != 0)
-			return false;
-		if (OidIsValid(LookupTypeNameOid(NULL, type, true)))
-			return false;		/* someone's type of that name */
-		if (precision < 0)
+		if (precision >= 6 &&
+			arg && IsA(arg, A_Const) && !arg->isnull && IsA(&arg->val, String) &&
+			has_nanoseconds(strVal(&arg->val)))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("type TimestampNanosecond cannot be represented in PostgreSQL"),
-					 errdetail("PostgreSQL's timestamps have microsecond precision."),
-					 errhint("Use TimestampMicrosecond (timestamp(6)) or TimestampMillisecond (timestamp(3)), or leave the cast out."),
-					 type->location >= 0 ?
-					 errposition(pg_mbstrlen_with_len(query_text, type->location) + 1) : 0));
-		type->names = list_make2(makeString("pg_catalog"), makeString("timestamp"));
-		{
-			A_Const    *mod = makeNode(A_Const);
+					 errmsg("a time with nanoseconds cannot be represented in PostgreSQL"),
+					 errdetail("PostgreSQL's timestamps have microsecond precision: \"%s\" would be rounded.",
+							   strVal(&arg->val)),
+					 errhint("Give the time to the microsecond, or cast it to TimestampMillisecond or TimestampSecond."),
+					 arg->location >= 0 ?
+					 errposition(pg_mbstrlen_with_len(query_text, arg->location) + 1) : 0));
 
-			mod->val.ival.type = T_Integer;
-			mod->val.ival.ival = precision;
-			mod->location = -1;
-			type->typmods = list_make1(mod);
+		/*
+		 * DataFusion's cast to seconds or milliseconds truncates, PostgreSQL's
+		 * typmod rounds: date_trunc first, then the typmod (exact).
+		 */
+		if (precision == 0 || precision == 3)
+		{
+			FuncCall   *trunc;
+			A_Const    *unit = makeNode(A_Const);
+
+			unit->val.sval.type = T_String;
+			unit->val.sval.sval = precision == 0 ? "second" : "milliseconds";
+			unit->location = -1;
+			trunc = makeFuncCall(list_make2(makeString("pg_catalog"), makeString("date_trunc")),
+								 list_make2(unit, make_system_cast(cast->arg, "timestamp", -1)),
+								 COERCE_EXPLICIT_CALL, -1);
+			cast->arg = (Node *) trunc;
 		}
+		if (precision >= 0)
+			map_timestamp_type(cast->typeName, precision);
+	}
+	else if (IsA(node, TypeName))
+	{
+		TypeName   *type = (TypeName *) node;
+		int			precision = timestamp_type_precision(type);
+
+		if (precision >= 0)
+			map_timestamp_type(type, precision);
 		return false;
 	}
 	return raw_expression_tree_walker(node, timestamp_types_walker, (void *) query_text);
