@@ -7,6 +7,10 @@
 -- GreptimeDB's .result files and with the oracle (flow_mismatches).
 \set VERBOSITY default
 
+-- tables of their own (greptime.sql has an ngx_access_log too)
+CREATE SCHEMA greptime_dialect;
+SET search_path = greptime_dialect, public;
+
 CREATE FUNCTION dialect_columns(sink regclass) RETURNS TABLE (name name, type text)
 LANGUAGE sql AS $$
 	SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
@@ -194,6 +198,7 @@ SELECT flowpg.flush_flow('hits_per_minute') >= 0 AS flushed;
 SELECT flow_mismatches('hits_per_minute');
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW hits_per_minute');
 DROP TABLE hits_stats;
+DROP TABLE api_hits;
 
 ---------------------------------------------------------------------------
 -- 4. DataFusion's timestamp casts
@@ -457,3 +462,5 @@ SELECT flow_name, result FROM flowpg.execute('DROP FLOW filter_numbers_show');
 DROP TABLE out_num_cnt_show;
 DROP TABLE numbers_input_show;
 DROP FUNCTION dialect_columns(regclass);
+RESET search_path;
+DROP SCHEMA greptime_dialect;
