@@ -198,6 +198,20 @@ SELECT flowpg.flush_flow('hits_per_minute') >= 0 AS flushed;
 SELECT flow_mismatches('hits_per_minute');
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW hits_per_minute');
 DROP TABLE hits_stats;
+-- round(x, n) and trunc(x, n) are PostgreSQL's for numeric only: inside
+-- them nothing is rewritten (exact decimal rounding, a numeric output)
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW hits_rounded SINK TO hits_rounded_stats AS
+SELECT host, round(avg(latency), 2) AS avg_latency, trunc(sum(hits) * 100.0 / count(*), 1) AS pct,
+    avg(latency) AS avg_latency_f
+FROM api_hits GROUP BY host;
+$$);
+SELECT * FROM dialect_columns('hits_rounded_stats');
+SELECT flowpg.flush_flow('hits_rounded') >= 0 AS flushed;
+SELECT host, avg_latency, pct, avg_latency_f FROM hits_rounded_stats ORDER BY host;
+SELECT flow_mismatches('hits_rounded');
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW hits_rounded');
+DROP TABLE hits_rounded_stats;
 DROP TABLE api_hits;
 
 ---------------------------------------------------------------------------

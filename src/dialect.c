@@ -743,6 +743,8 @@ dialect_output_name(Node *expr, List *from)
  *	- avg over integers is Float64 (PostgreSQL's numeric): avg(x)::float8;
  *	- sum over int2/int4 (bigint), count (bigint), avg over float4/float8
  *	  (float8), min and max (their argument's type) are the same in both.
+ * Inside round(x, n) and trunc(x, n), which PostgreSQL has for numeric
+ * only, nothing is rewritten.
  * The cast is over the aggregate's result, so the aggregate itself stays
  * exact and combinable (streaming keeps its state); an aggregate already
  * cast where it is written keeps the cast given.  The rewritten tree is
@@ -842,6 +844,14 @@ datafusion_types_mutator(Node *node, TypesContext *cxt, bool under_cast)
 				FuncCall   *call = (FuncCall *) node;
 				const char *type_name = aggregate_cast_at(cxt, call->location);
 
+				/*
+				 * round(x, n) and trunc(x, n) are PostgreSQL's for numeric
+				 * only: their operands keep PostgreSQL's types (the result
+				 * is numeric, rounded exactly).
+				 */
+				if ((is_unqualified_call(call, "round") || is_unqualified_call(call, "trunc")) &&
+					list_length(call->args) == 2)
+					return node;
 				datafusion_types_list(call->args, cxt);
 				datafusion_types_list(call->agg_order, cxt);
 				call->agg_filter = datafusion_types_mutator(call->agg_filter, cxt, false);
