@@ -1523,7 +1523,15 @@ flowpg_pending_flow_parts(PG_FUNCTION_ARGS)
 	}
 	PG_CATCH();
 	{
+		ErrorData  *edata;
+
+		/* a statement this version no longer reads: shown as written */
 		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_SYNTAX_ERROR &&
+			edata->sqlerrcode != ERRCODE_INVALID_PARAMETER_VALUE &&
+			edata->sqlerrcode != ERRCODE_FEATURE_NOT_SUPPORTED)
+			PG_RE_THROW();
 		FlushErrorState();
 		s = NULL;
 	}
