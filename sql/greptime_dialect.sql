@@ -110,6 +110,39 @@ DROP TABLE native_rate_sink;
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW find_approx_rate');
 DROP TABLE approx_rate;
 
+-- flow_ins_default: the source's ts from its default (now)
+CREATE TABLE approx_rate (
+    rate DOUBLE PRECISION,
+    time_window TIMESTAMP,
+    update_at TIMESTAMPTZ,
+    UNIQUE NULLS NOT DISTINCT (time_window)
+);
+TRUNCATE bytes_log;
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW find_approx_rate SINK TO approx_rate AS
+SELECT
+    (max(byte) - min(byte)) / 30.0 as rate,
+    date_bin(INTERVAL '30 second', ts) as time_window
+from
+    bytes_log
+GROUP BY
+    time_window;
+$$);
+INSERT INTO
+    bytes_log (byte)
+VALUES
+    (NULL),
+    (300);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('find_approx_rate')$$);
+-- GreptimeDB: 0.0
+SELECT
+    rate
+FROM
+    approx_rate;
+SELECT flow_mismatches('find_approx_rate');
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW find_approx_rate');
+DROP TABLE approx_rate;
+
 ---------------------------------------------------------------------------
 -- 2. flow_aft_alter: the same rate, with count(byte) as sample_cnt into an
 -- INT64 column added to the sink
