@@ -7,15 +7,16 @@
  * comments, quoting and whitespace are PostgreSQL's) and parsed by
  * recursive descent:
  *
- *	CREATE [OR REPLACE] FLOW [IF NOT EXISTS] name SINK TO table
+ *	CREATE [OR REPLACE] FLOW [IF NOT EXISTS] name SINK TO table | 'table'
  *		[EXPIRE AFTER interval] [EVAL INTERVAL interval] [COMMENT 'text']
  *		[WITH (option = value, ...)] AS query
  *	DROP FLOW [IF EXISTS] name
- *	SHOW FLOWS [LIKE 'pattern'] | SHOW CREATE FLOW name
+ *	SHOW FLOWS [LIKE 'pattern' | "pattern"] | SHOW CREATE FLOW name
  *	SHOW FLOW STATUS [LIKE 'pattern'] | ADMIN FLUSH_FLOW('name')
  *	COMMENT ON FLOW name IS 'text' | NULL
  *
- * and mapped onto the native API (flow_api.c).  A text may hold several
+ * and mapped onto the native API (flow_api.c); a query that is TQL (AS TQL
+ * EVAL ...) is refused as not supported yet.  A text may hold several
  * statements separated by ";" (a CREATE FLOW's query ends at the next one),
  * run in order; each returns rows of (flow_name, result, affected_rows).  A flow whose source tables do not
  * exist yet is refused, or with defer_on_missing_source kept pending
