@@ -105,8 +105,10 @@ stats_record_flush(int64 flow_id, TimestampTz at)
 	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
 	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(at)};
 
+	/* not for a flow dropped while the flush waited for it: its statistics are gone */
 	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, last_flushed_at) "
-							   "VALUES ($1, $2) ON CONFLICT (flow_id) DO UPDATE SET "
+							   "SELECT $1, $2 WHERE EXISTS (SELECT FROM flowpg.flow WHERE flow_id = $1) "
+							   "ON CONFLICT (flow_id) DO UPDATE SET "
 							   "last_flushed_at = GREATEST(r.last_flushed_at, excluded.last_flushed_at)",
 							   2, types, values, NULL);
 }
