@@ -419,9 +419,10 @@ record_tick_time(FlowEntry *entry, bool *set_here)
 }
 
 /*
- * A recording rule's evaluation at a tick (record_tick_time): the groups
- * the query yields then are upserted by their keys, and the rows of earlier
- * ticks stay, but for those whose now() key is older than expire_after.
+ * A recording rule's evaluation at a tick (record_tick_time): the rows of
+ * that tick (its tick keys' values) are replaced by the groups the query
+ * yields then, and the rows of earlier ticks stay, but for those whose
+ * now() key is older than expire_after.
  */
 static uint64
 record_tick(BatchRun *run)

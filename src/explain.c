@@ -214,7 +214,7 @@ explain_schedule(Explain *ex, FlowPlan *plan)
 				 datum_text(INTERVALOID, IntervalPGetDatum(entry->eval_interval)));
 	if (plan->recording_rule)
 	{
-		add_line(ex, 1, "Recording rule: a GROUP BY key uses now(); every tick upserts the groups of its time, now() being the tick's time, and the rows of earlier ticks stay");
+		add_line(ex, 1, "Recording rule: a GROUP BY key is a function of the tick alone (now() being the tick's time); each tick replaces its own rows, and the rows of earlier ticks stay");
 		if (entry->expire_after)
 			add_line(ex, 1, "Expire after: %s (at each tick, rows whose %s is older than the tick's time minus it are deleted)",
 					 datum_text(INTERVALOID, IntervalPGetDatum(entry->expire_after)),
@@ -525,7 +525,7 @@ explain_refresh(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, 
 			elog(ERROR, "the window holding now() is not maintained");
 	}
 	if (plan->recording_rule)
-		add_line(ex, 0, "%s: the groups of the current tick, upserted", title);
+		add_line(ex, 0, "%s: the rows of the current tick, replaced", title);
 	else if (stmts.ranges == NIL)
 		add_line(ex, 0, "%s: the whole flow", title);
 	else

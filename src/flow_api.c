@@ -459,13 +459,13 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry->sink_relid = sink_prepare(sink, flow_name, plan,
 									 existing ? existing->flow_id : 0,
 									 &sink_created);
-	/* a recording rule upserts by the group keys, and nothing else tells them apart */
+	/* a recording rule's ticks are told apart by the group keys */
 	if (plan->recording_rule && !sink_has_key_index(entry->sink_relid, plan, InvalidOid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("sink table %s of recording rule \"%s\" has no unique index on its group key columns",
 						get_rel_name(entry->sink_relid), flow_name),
-				 errdetail("The flow groups by now(): each tick upserts its groups by their keys and keeps those of earlier ticks."),
+				 errdetail("The flow groups by now(): each tick writes its own groups and keeps those of earlier ticks, told apart by their keys."),
 				 errhint("Create a unique index on the sink's columns of the GROUP BY keys (NULLS NOT DISTINCT, or NOT NULL columns).")));
 	/* a sink someone made meanwhile: its triggers and defaults would run as the owner */
 	if (def->vet_objects && !sink_created)

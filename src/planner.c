@@ -218,6 +218,9 @@ cte_walker(Node *node, void *context)
 		if (query->hasModifyingCTE)
 			reject_query("data-modifying statements in WITH",
 						 "A flow only reads: write the INSERT, UPDATE or DELETE as a statement of its own.");
+		/* in a subquery or a CTE too: every run would lock the rows it reads */
+		if (query->rowMarks)
+			reject_query("FOR UPDATE or FOR SHARE", NULL);
 		foreach(lc, query->cteList)
 		{
 			CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
@@ -261,8 +264,6 @@ check_query_shape(Query *query)
 		reject_query("SELECT DISTINCT", "Use GROUP BY on the same columns.");
 	if (query->groupingSets)
 		reject_query("GROUPING SETS, ROLLUP or CUBE", "Create one flow per grouping.");
-	if (query->rowMarks)
-		reject_query("FOR UPDATE or FOR SHARE", NULL);
 	(void) cte_walker((Node *) query, NULL);
 
 	(void) temp_object_walker((Node *) query, NULL);
@@ -390,11 +391,15 @@ plan_outputs(FlowPlan *plan)
 }
 
 /*
- * A recording rule: a batching flow on ticks whose GROUP BY keys include an
- * expression calling now() (after the dialect, flowpg.now(): the tick's
- * time).  Each tick's groups are its own; the sink keeps them (batch.c).
- * Only keys of the flow's own query count: a subquery's output that is
- * derived from now() is a column like any other.
+ * A recording rule: a batching flow on ticks with a GROUP BY key that is a
+ * function of the tick alone -- it calls now() (after the dialect,
+ * flowpg.now(): the tick's time) and reads no column and no subquery, as
+ * date_trunc('minute', now()).  Each tick's groups are its own; the sink
+ * keeps those of earlier ticks (batch.c).  A key that mixes now() with a
+ * column (ts > now() - interval '1 hour') is a sliding window over the
+ * source, not a tick: its values recur at every tick, so such a flow is
+ * recomputed whole.  Only keys of the flow's own query count: a subquery's
+ * output that is derived from now() is a column like any other.
  */
 static void
 plan_recording_rule(FlowPlan *plan)
@@ -410,16 +415,20 @@ plan_recording_rule(FlowPlan *plan)
 	foreach(lc, query->targetList)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		FlowOutput *out;
 		Oid			type;
 
 		if (tle->resjunk)
 			continue;
-		output++;
-		if (!plan->outputs[output - 1].is_group_key ||
-			!dialect_expr_uses_now((Node *) tle->expr))
+		out = &plan->outputs[output++];
+		if (!out->is_group_key ||
+			!dialect_expr_uses_now((Node *) tle->expr) ||
+			contain_var_clause((Node *) tle->expr) ||
+			checkExprHasSubLink((Node *) tle->expr))
 			continue;
+		out->is_tick_key = true;
 		plan->recording_rule = true;
-		type = getBaseType(plan->outputs[output - 1].type);
+		type = getBaseType(out->type);
 		if (plan->record_key_output < 0 &&
 			(type == TIMESTAMPTZOID || type == TIMESTAMPOID || type == DATEOID))
 			plan->record_key_output = output - 1;
@@ -983,7 +992,22 @@ flow_plan_query_tree(Query *query, int window_output)
 FlowPlan *
 flow_plan_for_entry(FlowEntry *entry)
 {
-	return flow_plan_query_tree(stringToNode(entry->query_tree), entry->window_output);
+	FlowPlan   *plan = flow_plan_query_tree(stringToNode(entry->query_tree),
+											entry->window_output);
+
+	/*
+	 * A flow of 0.2 (which had no recording rules) may group by the tick and
+	 * have expire_after without a time-typed tick key, which creating it now
+	 * refuses: it is recomputed whole at each tick, as 0.2 did, its
+	 * expire_after being about its window.
+	 */
+	if (plan->recording_rule && entry->expire_after && plan->record_key_output < 0)
+	{
+		plan->recording_rule = false;
+		for (int i = 0; i < plan->noutputs; i++)
+			plan->outputs[i].is_tick_key = false;
+	}
+	return plan;
 }
 
 char *

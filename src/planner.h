@@ -28,6 +28,7 @@ typedef struct FlowOutput
 	int32		typmod;
 	Oid			collation;
 	bool		is_group_key;
+	bool		is_tick_key;	/* a recording rule's key: a function of the tick alone */
 } FlowOutput;
 
 /* An aggregate call of the flow and its support functions from pg_aggregate. */

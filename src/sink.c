@@ -839,6 +839,25 @@ sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
 	run_sql(sql.data, nargs, argtypes, args, SPI_OK_DELETE);
 }
 
+/* INSERT INTO the sink the rows of query (the flow's outputs, in order). */
+static char *
+insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query)
+{
+	StringInfoData sql;
+	StringInfoData columns;
+	StringInfoData values;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (", qualified_relation_name(sink_relid));
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	initStringInfo(&columns);
+	initStringInfo(&values);
+	filled_columns(sink_relid, plan, &columns, &values);
+	appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
+	return sql.data;
+}
+
 void
 sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole,
 						const char *query, SinkRefreshStatements *out)
@@ -882,20 +901,49 @@ sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole
 	}
 	out->delete_sql = sql.data;
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s (", sink);
-	for (int i = 0; i < plan->noutputs; i++)
-		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
-	{
-		StringInfoData columns;
-		StringInfoData values;
+	out->insert_sql = insert_query_sql(sink_relid, plan, query);
+}
 
-		initStringInfo(&columns);
-		initStringInfo(&values);
-		filled_columns(sink_relid, plan, &columns, &values);
-		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
+/*
+ * The sink rows of a recording rule's current tick (alias.col): its tick
+ * keys equal what the tick-only GROUP BY expressions give now (now() being
+ * the tick's time, set by the caller), cast to the sink columns' types as
+ * the rows written were.  Deparsed here, under the settings the statement
+ * runs with.
+ */
+char *
+sink_tick_condition(Oid sink_relid, FlowPlan *plan, const char *alias)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	int			output = 0;
+
+	initStringInfo(&buf);
+	foreach(lc, plan->query->targetList)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		FlowOutput *out;
+		Oid			atttype;
+		int32		atttypmod;
+		Oid			attcollation;
+
+		if (tle->resjunk)
+			continue;
+		out = &plan->outputs[output++];
+		if (!out->is_tick_key)
+			continue;
+		get_atttypetypmodcoll(sink_relid, get_attnum(sink_relid, out->name),
+							  &atttype, &atttypmod, &attcollation);
+		appendStringInfo(&buf, "%s%s.%s IS NOT DISTINCT FROM CAST((%s) AS %s)",
+						 buf.len ? " AND " : "", alias, quote_identifier(out->name),
+						 deparse_expression((Node *) tle->expr, NIL, false, false),
+						 format_type_extended(atttype, atttypmod,
+											  FORMAT_TYPE_TYPEMOD_GIVEN |
+											  FORMAT_TYPE_FORCE_QUALIFY));
 	}
-	out->insert_sql = sql.data;
+	if (buf.len == 0)
+		elog(ERROR, "a recording rule without a tick key");
+	return buf.data;
 }
 
 void
@@ -908,37 +956,28 @@ sink_record_statements(Oid sink_relid, FlowPlan *plan, const char *query,
 	out->argtypes = palloc(sizeof(Oid));
 	out->args = palloc(sizeof(Datum));
 	out->nargs = 0;
-	out->delete_sql = NULL;
+
+	/* the tick's rows are replaced: groups it no longer yields go too */
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "DELETE FROM %s AS s WHERE (%s)", sink,
+					 sink_tick_condition(sink_relid, plan, "s"));
 	if (prune)
 	{
-		FlowOutput *key = &plan->outputs[plan->record_key_output];
+		FlowOutput *key;
 
-		Assert(plan->record_key_output >= 0);
+		if (plan->record_key_output < 0)
+			elog(ERROR, "a recording rule with expire_after needs a time-typed tick key");
+		key = &plan->outputs[plan->record_key_output];
 		out->argtypes[0] = TIMESTAMPTZOID;
 		out->args[0] = TimestampTzGetDatum(cutoff);
 		out->nargs = 1;
-		out->delete_sql = psprintf("DELETE FROM %s WHERE %s < CAST($1 AS %s)", sink,
-								   quote_identifier(key->name),
-								   format_type_extended(key->type, key->typmod,
-														FORMAT_TYPE_TYPEMOD_GIVEN |
-														FORMAT_TYPE_FORCE_QUALIFY));
+		appendStringInfo(&sql, " OR s.%s < CAST($1 AS %s)", quote_identifier(key->name),
+						 format_type_extended(key->type, key->typmod,
+											  FORMAT_TYPE_TYPEMOD_GIVEN |
+											  FORMAT_TYPE_FORCE_QUALIFY));
 	}
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink);
-	for (int i = 0; i < plan->noutputs; i++)
-		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
-	{
-		StringInfoData columns;
-		StringInfoData values;
-
-		initStringInfo(&columns);
-		initStringInfo(&values);
-		filled_columns(sink_relid, plan, &columns, &values);
-		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
-	}
-	append_upsert_clause(&sql, sink_relid, plan);
-	out->insert_sql = sql.data;
+	out->delete_sql = sql.data;
+	out->insert_sql = insert_query_sql(sink_relid, plan, query);
 }
 
 uint64
@@ -951,8 +990,7 @@ sink_record_tick(Oid sink_relid, FlowPlan *plan, const char *flow_name, const ch
 	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
 	(void) locked_sink_name(sink_relid);
 	sink_record_statements(sink_relid, plan, query, prune, cutoff, &stmts);
-	if (stmts.delete_sql)
-		run_sql(stmts.delete_sql, stmts.nargs, stmts.argtypes, stmts.args, SPI_OK_DELETE);
+	run_sql(stmts.delete_sql, stmts.nargs, stmts.argtypes, stmts.args, SPI_OK_DELETE);
 	run_sql(stmts.insert_sql, 0, NULL, NULL, SPI_OK_INSERT);
 	sink_write_context_pop(&write_context);
 	return SPI_processed;

@@ -121,19 +121,23 @@ extern void sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges
 									const char *query, SinkRefreshStatements *out);
 
 /*
- * A recording rule's tick (batch.c): deletes, when prune, the rows whose
- * now() key (plan->record_key_output) is before cutoff, then upserts the
- * rows of query (the flow's query, evaluated at the tick) by the group
- * keys, keeping every other row.  Returns the rows written.  As the
- * current user, connected to SPI.
+ * A recording rule's tick (batch.c): replaces the rows of the current tick
+ * (those whose tick keys are this tick's) by the rows of query (the flow's
+ * query, evaluated at the tick) and deletes, when prune, the rows whose
+ * now() key (plan->record_key_output) is before cutoff, keeping every
+ * other row: earlier ticks' groups stay.  Returns the rows written.  As
+ * the current user, connected to SPI, now() set to the tick.
  */
 extern uint64 sink_record_tick(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 							   const char *query, bool prune, TimestampTz cutoff);
 
-/* Its statements, unrun: delete_sql is NULL without prune, $1 the cutoff. */
+/* Its statements, unrun: $1 of delete_sql is the cutoff when prune. */
 extern void sink_record_statements(Oid sink_relid, FlowPlan *plan, const char *query,
 								   bool prune, TimestampTz cutoff,
 								   SinkRefreshStatements *out);
+
+/* The condition "alias's row belongs to the current tick" of a recording rule. */
+extern char *sink_tick_condition(Oid sink_relid, FlowPlan *plan, const char *alias);
 
 /* Deletes the sink rows whose window is NULL (a backfill's first piece). */
 extern void sink_delete_null_window(Oid sink_relid, FlowPlan *plan, const char *flow_name);

@@ -182,21 +182,9 @@ comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
 						 quote_identifier(plan->outputs[plan->window_output].name),
 						 window_param);
 	if (keyed)
-	{
-		/* a recording rule: the sink's rows of the groups the query yields */
-		bool		first = true;
-
-		appendStringInfoString(&sql, " WHERE EXISTS (SELECT FROM q WHERE ");
-		for (int i = 0; i < plan->noutputs; i++)
-		{
-			if (!plan->outputs[i].is_group_key)
-				continue;
-			appendStringInfo(&sql, "%sq.c%d IS NOT DISTINCT FROM %s", first ? "" : " AND ",
-							 i + 1, cols[i].sink_expr);
-			first = false;
-		}
-		appendStringInfoChar(&sql, ')');
-	}
+		/* a recording rule: the sink's rows of the tick its query is evaluated at */
+		appendStringInfo(&sql, "%s (%s)", ranges != NIL ? " AND" : " WHERE",
+						 sink_tick_condition(sink_relid, plan, "s"));
 	appendStringInfoString(&sql, "), ");
 	appendStringInfoString(&sql,
 						   "s_only AS MATERIALIZED (SELECT * FROM s EXCEPT ALL SELECT * FROM q), "
@@ -313,7 +301,7 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	batch_run_end(&run);
 	if (run.plan->recording_rule)
 		ereport(NOTICE,
-				(errmsg("flow \"%s\" is a recording rule: only the sink rows of the groups its query yields at %s were compared",
+				(errmsg("flow \"%s\" is a recording rule: only the sink rows of %s were compared",
 						entry->flow_name, has_tick ? "its last tick" : "the current tick"),
 				 errdetail("Each tick adds its own groups; the rows of earlier ticks stay as they were computed.")));
 	return result;
