@@ -688,8 +688,14 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				callback.arg = entry;
 				callback.previous = error_context_stack;
 				error_context_stack = &callback;
-				sink_check_columns(entry->sink_relid,
-								   flow_plan_query_tree(query, entry->window_output));
+				{
+					/* key casts may depend on the flow's pinned TimeZone */
+					int			nestlevel = flow_settings_push(entry->settings);
+
+					sink_check_columns(entry->sink_relid,
+									   flow_plan_query_tree(query, entry->window_output));
+					flow_settings_pop(nestlevel);
+				}
 				error_context_stack = callback.previous;
 				check_capture_triggers(entry->sink_relid, entry->flow_name);
 				sink_check_owner(entry->sink_relid, entry->owner);	/* ALTER ... OWNER TO */
