@@ -55,6 +55,7 @@
 #include "commands/defrem.h"
 #include "executor/executor.h"
 #include "parser/parse_coerce.h"
+#include "catalog/pg_type.h"
 #include "pgtime.h"
 #include "utils/memutils.h"
 
@@ -673,6 +674,119 @@ void
 sink_write_context_pop(SinkWriteContext *cxt)
 {
 	error_context_stack = cxt->callback.previous;
+}
+
+/*
+ * GreptimeDB's matching of a pre-created sink's columns (flowpg.execute):
+ * outputs named after sink columns are matched by name; when some are
+ * not, they are matched by position, each to the sink column at its own
+ * position, which must be one no output names -- the columns flowpg fills
+ * (update_at, __ts_placeholder) skipped wherever they are.  The flow then
+ * has as many outputs as the sink such columns, or one fewer when the
+ * sink's last one is a time column (GreptimeDB writes its now() there,
+ * flowpg leaves it to its default).  The outputs matched by position are
+ * renamed after their columns in the analysed query, so that everything
+ * after this matches by name.  Returns "out AS col, ..." for those, NULL
+ * when every output matched by name.
+ */
+char *
+sink_match_by_position(Oid sink_relid, FlowPlan *plan)
+{
+	Relation	rel = table_open(sink_relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *columns = NIL;	/* Form_pg_attribute */
+	int			ncolumns;
+	bool	   *extra = palloc0(sizeof(bool) * Max(plan->noutputs, 1));
+	bool		any_extra = false;
+	StringInfoData outs;
+	StringInfoData cols;
+	StringInfoData renamed;
+	ListCell   *lc;
+	int			i;
+
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, a);
+
+		if (attr->attisdropped ||
+			((strcmp(NameStr(attr->attname), "update_at") == 0 ||
+			  strcmp(NameStr(attr->attname), TS_PLACEHOLDER) == 0) &&
+			 !is_output(plan, NameStr(attr->attname))))
+			continue;
+		columns = lappend(columns, attr);
+	}
+	ncolumns = list_length(columns);
+	for (i = 0; i < plan->noutputs; i++)
+	{
+		extra[i] = true;
+		foreach(lc, columns)
+			if (strcmp(NameStr(((Form_pg_attribute) lfirst(lc))->attname), plan->outputs[i].name) == 0)
+				extra[i] = false;
+		any_extra |= extra[i];
+	}
+	if (!any_extra)
+	{
+		table_close(rel, AccessShareLock);
+		return NULL;
+	}
+
+	initStringInfo(&outs);
+	initStringInfo(&cols);
+	for (i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&outs, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	foreach(lc, columns)
+		appendStringInfo(&cols, "%s%s", foreach_current_index(lc) ? ", " : "",
+						 quote_identifier(NameStr(((Form_pg_attribute) lfirst(lc))->attname)));
+	if (!(plan->noutputs == ncolumns ||
+		  (plan->noutputs + 1 == ncolumns &&
+		   TypeCategory(((Form_pg_attribute) llast(columns))->atttypid) == TYPCATEGORY_DATETIME)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the flow's %d output columns do not match the %d columns of sink table \"%s\"",
+						plan->noutputs, ncolumns, RelationGetRelationName(rel)),
+				 errdetail("The flow outputs (%s), the sink has (%s) besides update_at and __ts_placeholder. Outputs not named after a sink column are matched by position, as GreptimeDB does, which needs as many outputs as columns (or one fewer, when the last column is a time column).",
+						   outs.data, cols.data),
+				 errhint("Name each output after its sink column (AS name), or add or drop sink columns.")));
+
+	initStringInfo(&renamed);
+	for (i = 0; i < plan->noutputs; i++)
+	{
+		Form_pg_attribute attr;
+		bool		named = false;
+		ListCell   *tl;
+		int			output = 0;
+
+		if (!extra[i])
+			continue;
+		attr = i < ncolumns ? list_nth(columns, i) : NULL;
+		for (int j = 0; attr && j < plan->noutputs; j++)
+			if (!extra[j] && strcmp(plan->outputs[j].name, NameStr(attr->attname)) == 0)
+				named = true;
+		if (attr == NULL || named)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("output column \"%s\" of the flow matches no column of sink table \"%s\"",
+							plan->outputs[i].name, RelationGetRelationName(rel)),
+					 errdetail("The flow outputs (%s), the sink has (%s) besides update_at and __ts_placeholder. An output not named after a sink column is matched by position, as GreptimeDB does, to the column at its own position (%d), which %s.",
+							   outs.data, cols.data, i + 1,
+							   attr ? "another output names" : "the sink does not have"),
+					 errhint("Name the output after its sink column (AS name).")));
+		appendStringInfo(&renamed, "%s%s AS %s", renamed.len ? ", " : "",
+						 quote_identifier(plan->outputs[i].name),
+						 quote_identifier(NameStr(attr->attname)));
+		plan->outputs[i].name = pstrdup(NameStr(attr->attname));
+		foreach(tl, plan->query->targetList)
+		{
+			TargetEntry *tle = lfirst_node(TargetEntry, tl);
+
+			if (tle->resjunk)
+				continue;
+			if (output++ == i)
+				tle->resname = plan->outputs[i].name;
+		}
+	}
+	table_close(rel, AccessShareLock);
+	return renamed.data;
 }
 
 /*

@@ -35,6 +35,15 @@ extern bool sink_is_guard(const char *tgname);
  */
 extern void sink_check_owner(Oid sink_relid, Oid flow_owner);
 
+/*
+ * GreptimeDB's matching of an existing sink's columns (flowpg.execute):
+ * outputs not named after a sink column are matched by position and
+ * renamed after their column in the plan.  Returns "output AS column, ..."
+ * for those, NULL when all matched by name; errors out when they cannot
+ * be matched.
+ */
+extern char *sink_match_by_position(Oid sink_relid, FlowPlan *plan);
+
 /* Checks an existing sink against the flow's output columns. */
 extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 
