@@ -771,6 +771,17 @@ sink_match_by_position(Oid sink_relid, FlowPlan *plan)
 							   outs.data, cols.data, i + 1,
 							   attr ? "another output names" : "the sink does not have"),
 					 errhint("Name the output after its sink column (AS name).")));
+		if (assignment_coercion(&plan->outputs[i], attr->atttypid, attr->atttypmod) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("output column \"%s\" of the flow, matched by position to column \"%s\" of sink table \"%s\", has type %s, but the column has type %s",
+							plan->outputs[i].name, NameStr(attr->attname), RelationGetRelationName(rel),
+							format_type_be(plan->outputs[i].type),
+							format_type_extended(attr->atttypid, attr->atttypmod,
+												 FORMAT_TYPE_TYPEMOD_GIVEN)),
+					 errdetail("PostgreSQL has no assignment cast from %s to %s. Outputs not named after a sink column are matched by position, as GreptimeDB does.",
+							   format_type_be(plan->outputs[i].type), format_type_be(attr->atttypid)),
+					 errhint("Name the output after the sink column it is meant for (AS name), or cast it.")));
 		appendStringInfo(&renamed, "%s%s AS %s", renamed.len ? ", " : "",
 						 quote_identifier(plan->outputs[i].name),
 						 quote_identifier(NameStr(attr->attname)));
@@ -897,14 +908,15 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 		if (strcmp(NameStr(attr->attname), "update_at") == 0)
 		{
 			/* the write's transaction time, converted as INSERT converts it */
-			if (!can_coerce_type(1, (Oid[]) {TIMESTAMPTZOID}, &attr->atttypid, COERCION_ASSIGNMENT))
+			if ((getBaseType(attr->atttypid) != TIMESTAMPTZOID &&
+				 getBaseType(attr->atttypid) != TIMESTAMPOID) ||
+				!can_coerce_type(1, (Oid[]) {TIMESTAMPTZOID}, &attr->atttypid, COERCION_ASSIGNMENT))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
 						 errmsg("column \"update_at\" of sink table \"%s\" has type %s, but flowpg writes timestamp with time zone",
 								relname, format_type_be(attr->atttypid)),
-						 errdetail("PostgreSQL has no assignment cast from timestamp with time zone to %s.",
-								   format_type_be(attr->atttypid)),
-						 errhint("Make it a timestamp with time zone or timestamp column, or rename it: flowpg writes the time of each write into a column named update_at.")));
+						 errdetail("flowpg writes the time of each write into a column named update_at: a timestamp with time zone, or a timestamp (the time in the flow's TimeZone)."),
+						 errhint("Make it a timestamp with time zone or timestamp column, or rename it.")));
 			continue;
 		}
 		written = is_output(plan, NameStr(attr->attname));
