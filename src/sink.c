@@ -6,8 +6,21 @@
  * A missing sink is created with one column per output of the flow's query,
  * an update_at timestamptz column and a unique index (NULLS NOT DISTINCT,
  * as GROUP BY puts NULL keys into one group) on the group key columns.  An
- * existing sink is checked column by column, by name.  The DDL runs as the
- * calling user, who then owns the sink, and takes every identifier quoted.
+ * existing sink is checked column by column, by name (flowpg.execute
+ * matches by position where names differ, as GreptimeDB does:
+ * sink_match_by_position); an output may have another type than its
+ * column where INSERT would convert it (an assignment cast), and every
+ * write converts it so -- the streaming writes in C (sink_target), the
+ * batching refresh's INSERT ... SELECT by itself -- but a key only by a
+ * cast that cannot merge two keys (coercion_is_injective).  The DDL runs
+ * as the calling user, who then owns the sink, and takes every identifier
+ * quoted.
+ *
+ * A flow without aggregates writing a sink with a unique key over columns
+ * it writes (sink_projection_key) keeps one row per key: the last written
+ * wins in the streaming engine (rows are in commit order), and a
+ * recompute writes, of the query's rows of one key, the one whose other
+ * columns are greatest.
  *
  * The batching refresh replaces the rows of the windows it recomputes
  * (sink_replace_windows): a DELETE by window range, which the unique index
@@ -134,8 +147,9 @@ timezone_has_fixed_offset(void)
  *    instant.
  * Length coercions (numeric -> numeric(10,2), text -> varchar(n): they
  * round or trim), assignment-only casts (numeric -> integer, timestamptz
- * -> timestamp, bigint -> double precision's neighbours), I/O conversions
- * and anything else are not proven.
+ * -> timestamp), implicit casts across families (bigint -> double
+ * precision: 2^53 and 2^53 + 1 become one), I/O conversions and anything
+ * else are not proven.
  */
 static bool
 coercion_is_injective(Node *expr, const char **why)
