@@ -12,8 +12,10 @@
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, YMD';
 
--- flows of the other suites are not this file's
+-- flows of the other suites are not this file's, nor their tables
 CREATE TEMP TABLE flows_before AS SELECT flow_name FROM flowpg.flows;
+CREATE SCHEMA greptime_sinks;
+SET search_path = greptime_sinks, public;
 
 -- a projection's sink holds one of the query's rows per key: compared with
 -- the query deduplicated on the key columns given
@@ -590,3 +592,5 @@ DROP TABLE bytes_log, approx_rate, approx_rate_batching, native_rate, text_into_
   tz_key, naive_key, rounded_key, bad_update_at, events_tz, requests, requests_without_ip,
   sum_val_in_reqs, numbers_input_show, out_num_cnt_show, source_mm, sink_mm, placeholder_sink;
 DROP FUNCTION dedup_mismatches(text, text);
+RESET search_path;
+DROP SCHEMA greptime_sinks;
