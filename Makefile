@@ -37,6 +37,7 @@ OBJS = \
 	src/pool.o \
 	src/worker.o \
 	src/aggregate.o \
+	src/first_last.o \
 	src/operator.o \
 	src/shmem.o \
 	src/queue.o \

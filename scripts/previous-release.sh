@@ -5,17 +5,27 @@
 # PostgreSQL finds its lib/ and share/ relative to its binaries, so the copy
 # runs the old flowpg and the real installation the new one).
 #
-# Usage: scripts/previous-release.sh CACHE_DIR
-#   prints the copy's install path (the directory holding bin/ and lib/).
+# Usage: scripts/previous-release.sh CACHE_DIR [VERSION]
+#   prints the copy's install path (the directory holding bin/ and lib/) of
+#   VERSION, by default the newest release before this one.
 # The result is kept in CACHE_DIR, per release commit and PostgreSQL version.
 set -euo pipefail
 
-# What users run as 0.1: the last commit before 0.2's catalog changes.
-PREVIOUS_VERSION=0.1
-PREVIOUS_COMMIT=1047cc2639b859fe1083aff1799226ae4558b668
+# The releases users run: the commit each was released from.
+declare -A RELEASE_COMMIT=(
+    [0.1]=1047cc2639b859fe1083aff1799226ae4558b668
+    [0.2]=d3661bad7ab5bc036c397495d47c5ce004c8e0a9
+)
+NEWEST_RELEASE=0.2
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${1:?usage: previous-release.sh CACHE_DIR}
+CACHE=${1:?usage: previous-release.sh CACHE_DIR [VERSION]}
+PREVIOUS_VERSION=${2:-$NEWEST_RELEASE}
+PREVIOUS_COMMIT=${RELEASE_COMMIT[$PREVIOUS_VERSION]:-}
+if [ -z "$PREVIOUS_COMMIT" ]; then
+    echo "previous-release: no release $PREVIOUS_VERSION (known: ${!RELEASE_COMMIT[*]})" >&2
+    exit 1
+fi
 PG_CONFIG=${PG_CONFIG:-$(command -v /usr/lib/postgresql/15/bin/pg_config || command -v pg_config)}
 BINDIR=$("$PG_CONFIG" --bindir)
 LIBDIR=$("$PG_CONFIG" --pkglibdir)

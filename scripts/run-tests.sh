@@ -71,19 +71,23 @@ if [ -z "${FLOWPG_TEST_WORKDIR:-}" ]; then
         chown -R postgres:postgres "$WORK"
     fi
 
-    # The upgrade test (TAP) starts on the previous release: built here,
-    # where the git history is (scripts/previous-release.sh), and cached.
+    # The upgrade tests (TAP) start on earlier releases: the newest one and
+    # the first, built here, where the git history is
+    # (scripts/previous-release.sh), and cached.
     PREVIOUS_RELEASE=
+    RELEASE_0_1=
     if [ $# -eq 0 ] || printf '%s\n' "$@" | grep -q '^tap'; then
-        PREVIOUS_RELEASE=$("$SRC/scripts/previous-release.sh" \
-            "${FLOWPG_PREVIOUS_RELEASE_CACHE:-/tmp/flowpg-previous-release}") ||
+        RELEASE_CACHE=${FLOWPG_PREVIOUS_RELEASE_CACHE:-/tmp/flowpg-previous-release}
+        PREVIOUS_RELEASE=$("$SRC/scripts/previous-release.sh" "$RELEASE_CACHE") ||
             PREVIOUS_RELEASE=
+        RELEASE_0_1=$("$SRC/scripts/previous-release.sh" "$RELEASE_CACHE" 0.1) ||
+            RELEASE_0_1=
     fi
 
     rc=0
     cd /    # the test user may not be able to enter the caller's directory
     "${RUN_AS[@]}" env FLOWPG_TEST_WORKDIR="$WORK" HOME="$WORK" \
-        FLOWPG_PREVIOUS_RELEASE="$PREVIOUS_RELEASE" \
+        FLOWPG_PREVIOUS_RELEASE="$PREVIOUS_RELEASE" FLOWPG_RELEASE_0_1="$RELEASE_0_1" \
         bash "$WORK/scripts/run-tests.sh" "$@" || rc=$?
 
     if [ "$rc" -eq 0 ] && [ "${FLOWPG_KEEP_TMP:-0}" = 0 ]; then

@@ -42,7 +42,7 @@ SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT DISTINCT ON (kind) kind, at FROM events')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT at FROM events UNION SELECT at FROM events')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, kind, count(*) AS n FROM events GROUP BY ROLLUP (1, 2)')$$);
-SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'WITH e AS (SELECT * FROM events) SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM e GROUP BY 1')$$);
+SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'WITH RECURSIVE e AS (SELECT * FROM events UNION ALL SELECT * FROM e) SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM e GROUP BY 1')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, n FROM events FOR UPDATE')$$);
 -- 31-36: modes
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(DISTINCT kind) AS kinds FROM events GROUP BY 1', mode => 'streaming')$$);

@@ -141,8 +141,7 @@ CREATE SCHEMA en_sinks;
 SELECT flowpg.create_flow('en_drop', 'en_sinks.per_hour',
   $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n FROM en.events GROUP BY 1$$) > 0 AS created;
 SELECT pg_describe_object(classid, objid, objsubid) AS dependent, deptype
-  FROM pg_depend WHERE refobjid = 'en_sinks.per_hour'::regclass AND classid = 'pg_class'::regclass
- ORDER BY 1;
+  FROM pg_depend WHERE refobjid = 'en_sinks.per_hour'::regclass AND classid = 'pg_class'::regclass ORDER BY 1;
 SELECT code FROM try($$DROP TABLE en_sinks.per_hour$$);
 DROP TABLE en_sinks.per_hour;
 SELECT code FROM try($$DROP SCHEMA en_sinks$$);

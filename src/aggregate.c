@@ -28,6 +28,7 @@
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_agg.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/expandeddatum.h"
@@ -71,6 +72,54 @@ inline_fn_for(Oid fnoid)
 	}
 }
 
+/*
+ * The calls' expressions, as nodeAgg.c gives them (fmgr_info_set_expr):
+ * polymorphic support functions learn their argument types from them
+ * (get_fn_expr_argtype).
+ */
+static void
+set_call_expressions(AggSupport *agg, FlowAggregate *def, Form_pg_aggregate form)
+{
+	Aggref	   *aggref = def->aggref;
+	Oid			input_types[FUNC_MAX_ARGS];
+	int			ninputs = get_aggregate_argtypes(aggref, input_types);
+	Oid			transtype = resolve_aggregate_transtype(aggref->aggfnoid, def->transtype,
+														input_types, ninputs);
+	Expr	   *transfn_expr;
+	Expr	   *invtransfn_expr = NULL;
+	Expr	   *expr;
+
+	build_aggregate_transfn_expr(input_types, ninputs, 0, aggref->aggvariadic,
+								 transtype, aggref->inputcollid, def->transfn,
+								 InvalidOid, &transfn_expr, &invtransfn_expr);
+	fmgr_info_set_expr((Node *) transfn_expr, &agg->transfn);
+	if (OidIsValid(def->combinefn))
+	{
+		/* a combine function is a transition function over the state type */
+		build_aggregate_transfn_expr(&transtype, 1, 0, false, transtype,
+									 aggref->inputcollid, def->combinefn,
+									 InvalidOid, &expr, &invtransfn_expr);
+		fmgr_info_set_expr((Node *) expr, &agg->combinefn);
+	}
+	if (OidIsValid(def->serialfn))
+	{
+		build_aggregate_serialfn_expr(def->serialfn, &expr);
+		fmgr_info_set_expr((Node *) expr, &agg->serialfn);
+	}
+	if (OidIsValid(def->deserialfn))
+	{
+		build_aggregate_deserialfn_expr(def->deserialfn, &expr);
+		fmgr_info_set_expr((Node *) expr, &agg->deserialfn);
+	}
+	if (OidIsValid(def->finalfn))
+	{
+		build_aggregate_finalfn_expr(input_types, form->aggfinalextra ? ninputs + 1 : 1,
+									 transtype, aggref->aggtype, aggref->inputcollid,
+									 def->finalfn, &expr);
+		fmgr_info_set_expr((Node *) expr, &agg->finalfn);
+	}
+}
+
 void
 agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 {
@@ -100,6 +149,7 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 	}
 	agg->transtype = def->transtype;
 	get_typlenbyval(agg->transtype, &agg->translen, &agg->transbyval);
+	set_call_expressions(agg, def, form);
 	if (inline_functions && agg->transbyval)
 	{
 		agg->trans_inline = inline_fn_for(def->transfn);

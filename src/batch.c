@@ -29,6 +29,7 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/xact.h"
 #include "access/stratnum.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -54,11 +55,13 @@
 
 #include "batch.h"
 #include "dirty_log.h"
+#include "eval_tick.h"
 #include "pause.h"
 #include "planner.h"
 #include "progress.h"
 #include "settings.h"
 #include "sink.h"
+#include "stats.h"
 #include "window.h"
 
 /* Bounds of one run: log entries read and merged window ranges. */
@@ -344,6 +347,7 @@ batch_run_begin(BatchRun *run, FlowEntry *entry, ProgressCommand command)
 	progress_begin(entry->flow_id, command);
 	lock_source_partitions(entry);
 	run->entry = entry;
+	run->recorded = false;
 	run->plan = flow_plan_for_entry(entry);
 	/* the owner's code runs here: it may not change the caller's session */
 	flow_enter(&run->identity, entry->owner, entry->settings, false);
@@ -363,6 +367,8 @@ batch_run_end(BatchRun *run)
 {
 	SPI_finish();
 	flow_leave(&run->identity);
+	if (run->recorded)
+		stats_set_last_tick(run->entry->flow_id, run->recorded_tick);
 	progress_end();
 }
 
@@ -371,7 +377,8 @@ batch_maintained_ranges(BatchRun *run)
 {
 	WindowRange *all;
 
-	if (run->entry->expire_after == NULL || run->probe == NULL)
+	/* a recording rule's expire_after is about its now() key (record_tick) */
+	if (run->entry->expire_after == NULL || run->probe == NULL || run->plan->recording_rule)
 		return NIL;
 	all = palloc0(sizeof(WindowRange));
 	all->start = window_expiry_cutoff(run->probe, run->entry->expire_after);
@@ -379,11 +386,80 @@ batch_maintained_ranges(BatchRun *run)
 	return list_make1(all);
 }
 
+/*
+ * The cutoff of a recording rule's expire_after at a tick: rows whose now()
+ * key is before it are deleted.  False without expire_after.
+ */
+static bool
+record_cutoff(FlowEntry *entry, TimestampTz tick, TimestampTz *cutoff)
+{
+	if (entry->expire_after == NULL)
+		return false;
+	*cutoff = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+													  TimestampTzGetDatum(tick),
+													  IntervalPGetDatum(entry->expire_after)));
+	return true;
+}
+
+/*
+ * The tick a recording rule's evaluation is of: the worker's (set for its
+ * run), else -- a flush, a refresh, a backfill -- the current one, the last
+ * tick at or before the transaction's time, so that every row of the sink
+ * is a tick's and a flush brings the current tick's rows up to date rather
+ * than adding rows between ticks.
+ */
+static TimestampTz
+record_tick_time(FlowEntry *entry, bool *set_here)
+{
+	*set_here = false;
+	if (eval_tick_is_set() || entry->eval_interval == NULL)
+		return eval_tick_now();
+	*set_here = true;
+	return eval_tick_floor(entry->eval_interval, GetCurrentTransactionStartTimestamp());
+}
+
+/*
+ * A recording rule's evaluation at a tick (record_tick_time): the groups
+ * the query yields then are upserted by their keys, and the rows of earlier
+ * ticks stay, but for those whose now() key is older than expire_after.
+ */
+static uint64
+record_tick(BatchRun *run)
+{
+	bool		set_here;
+	TimestampTz tick = record_tick_time(run->entry, &set_here);
+	TimestampTz cutoff = 0;
+	bool		prune = record_cutoff(run->entry, tick, &cutoff);
+	uint64		rows = 0;
+
+	progress_phase("adding the groups of the tick");
+	if (set_here)
+		eval_tick_set(tick);
+	PG_TRY();
+	{
+		rows = sink_record_tick(run->entry->sink_relid, run->plan, run->entry->flow_name,
+								pg_get_querydef(copyObject(run->plan->query), false),
+								prune, cutoff);
+	}
+	PG_FINALLY();
+	{
+		if (set_here)
+			eval_tick_clear();
+	}
+	PG_END_TRY();
+	progress_counts(-1, -1, -1, rows);
+	run->recorded = true;
+	run->recorded_tick = tick;
+	return rows;
+}
+
 /* The whole flow, within expire_after; *ranges gets that range (NIL: all). */
 static uint64
 recompute_whole(BatchRun *run, List **ranges)
 {
 	*ranges = batch_maintained_ranges(run);
+	if (run->plan->recording_rule)
+		return record_tick(run);
 	return recompute(run->entry, run->plan, run->probe, *ranges, *ranges == NIL);
 }
 
@@ -513,7 +589,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 	result.window_usecs = current_window_usecs(&run);
 	foreach(lc, entries)
 		whole |= ((DirtyEntry *) lfirst(lc))->whole;
-	if (whole || run.probe == NULL)
+	if (whole || run.probe == NULL || run.plan->recording_rule)
 	{
 		List	   *ranges;
 
@@ -766,6 +842,19 @@ batch_refresh_statements(BatchRun *run, bool whole, int64 x, BatchStatements *ou
 {
 	List	   *bounds;
 
+	if (run->plan->recording_rule)
+	{
+		bool		set_here;
+		TimestampTz cutoff = 0;
+		bool		prune = record_cutoff(run->entry, record_tick_time(run->entry, &set_here),
+										  &cutoff);
+
+		out->ranges = NIL;
+		out->select_sql = pg_get_querydef(copyObject(run->plan->query), false);
+		sink_record_statements(run->entry->sink_relid, run->plan, out->select_sql,
+							   prune, cutoff, &out->sink);
+		return true;
+	}
 	if (whole || run->probe == NULL)
 	{
 		out->ranges = batch_maintained_ranges(run);

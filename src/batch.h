@@ -53,6 +53,9 @@ typedef struct BatchRun
 	FlowPlan   *plan;
 	WindowProbe *probe;
 	FlowIdentity identity;
+	/* a recording rule's evaluation, recorded by batch_run_end */
+	bool		recorded;
+	TimestampTz recorded_tick;
 } BatchRun;
 
 /* command: what flowpg.flow_progress says the run does */

@@ -10,6 +10,8 @@
  *	- a name in HAVING that is an output alias, and no column of the FROM
  *	  tables, stands for the aliased expression;
  *	- DataFusion's type names (double, string, int64, ...) are PostgreSQL's;
+ *	- first_value / last_value (x ORDER BY k) without OVER, DataFusion's
+ *	  aggregates, are flowpg.first_value_by / last_value_by (first_last.c);
  *	- for flows created through flowpg.execute, an output without a name
  *	  gets the name GreptimeDB gives it, such as sum(numbers.number).
  * After analysis:
@@ -29,6 +31,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
@@ -339,6 +342,82 @@ having_aliases(Node *node, SelectStmt *stmt)
 	}
 }
 
+/*
+ * DataFusion's aggregates first_value(x ORDER BY k) and last_value(x ORDER
+ * BY k) (PostgreSQL has only the window functions, which need OVER) become
+ * flowpg.first_value_by(x, k) / flowpg.last_value_by(x, k); ORDER BY k DESC
+ * swaps them.  Unless first_value / last_value of that many arguments is
+ * someone's aggregate: then it is theirs.
+ */
+static bool
+first_last_walker(Node *node, void *context)
+{
+	const char *query_text = (const char *) context;
+
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncCall))
+	{
+		FuncCall   *call = (FuncCall *) node;
+		bool		last = is_unqualified_call(call, "last_value");
+		const char *name = last ? "last_value" : "first_value";
+		FuncCandidateList candidates;
+		SortBy	   *sort;
+		bool		desc;
+
+		if ((last || is_unqualified_call(call, "first_value")) && call->over == NULL &&
+			list_length(call->args) == 1 && !call->agg_within_group && !call->func_variadic)
+		{
+			candidates = FuncnameGetCandidates(call->funcname, 1, NIL, false, false, false, true);
+			for (; candidates != NULL; candidates = candidates->next)
+				if (get_func_prokind(candidates->oid) == PROKIND_AGGREGATE)
+					break;
+			if (candidates == NULL)
+			{
+				int			position = call->location >= 0 ?
+					pg_mbstrlen_with_len(query_text, call->location) + 1 : 0;
+
+				if (call->agg_order == NIL)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("%s without OVER needs ORDER BY", name),
+							 errdetail("As an aggregate, %s(x ORDER BY key) is flowpg.%s_by(x, key); GreptimeDB orders by the time index when there is no ORDER BY, and a PostgreSQL table has none.",
+									   name, name),
+							 errhint("Write %s(x ORDER BY ts) with the time column, or add OVER (...) for the window function.",
+									 name),
+							 position ? errposition(position) : 0));
+				if (list_length(call->agg_order) > 1 || call->agg_distinct)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg(call->agg_distinct ? "%s as an aggregate cannot have DISTINCT" :
+									"%s as an aggregate takes one ORDER BY key", name),
+							 errdetail("flowpg computes %s(x ORDER BY key) as flowpg.%s_by(x, key), which breaks ties by the value.",
+									   name, name),
+							 call->agg_distinct ? 0 :
+							 errhint("Order by one expression."),
+							 position ? errposition(position) : 0));
+				sort = linitial_node(SortBy, call->agg_order);
+				desc = sort->sortby_dir == SORTBY_DESC;
+				if (sort->sortby_dir == SORTBY_USING ||
+					(sort->sortby_nulls == SORTBY_NULLS_FIRST && !desc) ||
+					(sort->sortby_nulls == SORTBY_NULLS_LAST && desc))
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("%s supports ORDER BY key ASC NULLS LAST and DESC NULLS FIRST only", name),
+							 errdetail("flowpg.first_value_by and flowpg.last_value_by order NULL keys after every other key."),
+							 errhint("Order by an expression that places NULLs where they belong, such as coalesce(key, ...)."),
+							 position ? errposition(position) : 0));
+				/* the last row in DESC order is the first in ASC order */
+				call->funcname = list_make2(makeString("flowpg"),
+											makeString(last != desc ? "last_value_by" : "first_value_by"));
+				call->args = lappend(call->args, sort->node);
+				call->agg_order = NIL;
+			}
+		}
+	}
+	return raw_expression_tree_walker(node, first_last_walker, context);
+}
+
 List *
 dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_names)
 {
@@ -370,6 +449,7 @@ dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_name
 		}
 	}
 	(void) raw_walker((Node *) stmt, &moments);
+	(void) first_last_walker((Node *) stmt, (void *) query_text);
 	if (stmt->havingClause)
 		stmt->havingClause = having_aliases(stmt->havingClause, stmt);
 	return moments;
@@ -535,6 +615,15 @@ dialect_uses_now(Query *query)
 	return query_tree_walker(query, now_walker, &now_func, 0);
 }
 
+/* Does an expression of a query call flowpg.now() itself (subqueries included)? */
+bool
+dialect_expr_uses_now(Node *expr)
+{
+	Oid			now_func = dialect_now_function();
+
+	return now_walker(expr, &now_func);
+}
+
 /* The table a column of the query belongs to, as GreptimeDB qualifies it. */
 static const char *
 single_relation_name(List *from)
@@ -574,7 +663,7 @@ append_display_name(StringInfo buf, Node *expr, const char *relation)
 				FuncCall   *call = (FuncCall *) expr;
 				ListCell   *lc;
 
-				if (call->agg_order || call->agg_filter || call->over)
+				if (call->agg_filter || call->over)
 					return false;
 				appendStringInfo(buf, "%s(", strVal(llast(call->funcname)));
 				if (call->agg_distinct)
@@ -589,6 +678,24 @@ append_display_name(StringInfo buf, Node *expr, const char *relation)
 						return false;
 				}
 				appendStringInfoChar(buf, ')');
+				/* DataFusion's: ORDER BY [t.ts ASC NULLS LAST, t.k DESC NULLS FIRST] */
+				foreach(lc, call->agg_order)
+				{
+					SortBy	   *sort = lfirst_node(SortBy, lc);
+					bool		desc = sort->sortby_dir == SORTBY_DESC;
+
+					if (sort->sortby_dir == SORTBY_USING)
+						return false;
+					appendStringInfoString(buf, foreach_current_index(lc) ? ", " : " ORDER BY [");
+					if (!append_display_name(buf, sort->node, relation))
+						return false;
+					appendStringInfo(buf, " %s NULLS %s", desc ? "DESC" : "ASC",
+									 sort->sortby_nulls == SORTBY_NULLS_FIRST ||
+									 (sort->sortby_nulls == SORTBY_NULLS_DEFAULT && desc) ?
+									 "FIRST" : "LAST");
+				}
+				if (call->agg_order)
+					appendStringInfoChar(buf, ']');
 				return true;
 			}
 		case T_A_Const:

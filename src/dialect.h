@@ -14,6 +14,7 @@ extern List *dialect_rewrite_raw(SelectStmt *stmt, const char *query_text,
 								 bool greptime_names);
 extern Query *dialect_rewrite_query(Query *query, List *moments, const char *query_text);
 extern bool dialect_uses_now(Query *query);
+extern bool dialect_expr_uses_now(Node *expr);
 extern char *dialect_output_name(Node *expr, List *from);
 
 #endif							/* FLOWPG_DIALECT_H */

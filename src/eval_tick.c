@@ -134,13 +134,27 @@ eval_tick_clear(void)
 	tick_lxid = InvalidLocalTransactionId;
 }
 
-/* flowpg.now(): the tick being evaluated, else the transaction's start. */
-Datum
-flowpg_now(PG_FUNCTION_ARGS)
+bool
+eval_tick_is_set(void)
+{
+	TimestampTz tick;
+
+	return eval_tick_get(&tick);
+}
+
+/* What flowpg.now() returns now: the tick being evaluated, else the transaction's start. */
+TimestampTz
+eval_tick_now(void)
 {
 	TimestampTz tick;
 
 	if (eval_tick_get(&tick))
-		PG_RETURN_TIMESTAMPTZ(tick);
-	PG_RETURN_TIMESTAMPTZ(GetCurrentTransactionStartTimestamp());
+		return tick;
+	return GetCurrentTransactionStartTimestamp();
+}
+
+Datum
+flowpg_now(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(eval_tick_now());
 }

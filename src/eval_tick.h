@@ -30,5 +30,7 @@ extern TimestampTz eval_tick_to_run(const Interval *eval_interval, TimestampTz d
 									TimestampTz now);
 extern void eval_tick_set(TimestampTz tick);
 extern void eval_tick_clear(void);
+extern TimestampTz eval_tick_now(void);
+extern bool eval_tick_is_set(void);
 
 #endif							/* FLOWPG_EVAL_TICK_H */

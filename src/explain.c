@@ -176,7 +176,9 @@ explain_window(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, i
 
 	if (probe == NULL)
 	{
-		add_line(ex, 0, "Window: none (every run recomputes the whole flow)");
+		add_line(ex, 0, plan->recording_rule ?
+				 "Window: none (every tick adds the groups of its time)" :
+				 "Window: none (every run recomputes the whole flow)");
 		return;
 	}
 	add_line(ex, 0, "Window: %s", plan->window_text);
@@ -196,7 +198,7 @@ explain_window(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, i
 	add_line(ex, 1, "Sample window: %s, the times [%s, %s)",
 			 datum_text(probe->resulttype, window_probe_eval(probe, *x)),
 			 ordinal_text(plan, start), unbounded ? "infinity" : ordinal_text(plan, end));
-	if (entry->expire_after)
+	if (entry->expire_after && !plan->recording_rule)
 		add_line(ex, 1, "Expire after: %s (windows from %s on are maintained)",
 				 datum_text(INTERVALOID, IntervalPGetDatum(entry->expire_after)),
 				 ordinal_text(plan, window_expiry_cutoff(probe, entry->expire_after)));
@@ -210,7 +212,15 @@ explain_schedule(Explain *ex, FlowPlan *plan)
 	if (entry->eval_interval)
 		add_line(ex, 0, "Eval interval: %s (runs at its multiples since the Unix epoch)",
 				 datum_text(INTERVALOID, IntervalPGetDatum(entry->eval_interval)));
-	if (plan->uses_now)
+	if (plan->recording_rule)
+	{
+		add_line(ex, 1, "Recording rule: a GROUP BY key uses now(); every tick upserts the groups of its time, now() being the tick's time, and the rows of earlier ticks stay");
+		if (entry->expire_after)
+			add_line(ex, 1, "Expire after: %s (at each tick, rows whose %s is older than the tick's time minus it are deleted)",
+					 datum_text(INTERVALOID, IntervalPGetDatum(entry->expire_after)),
+					 quote_identifier(plan->outputs[plan->record_key_output].name));
+	}
+	else if (plan->uses_now)
 		add_line(ex, 1, "Uses now(): recomputed whole at every tick, now() being the tick's time");
 }
 
@@ -472,11 +482,16 @@ explain_refresh_statements(void *arg)
 	Explain    *ex = re->ex;
 	SinkRefreshStatements *sink = &re->stmts->sink;
 
-	add_line(ex, 1, "Delete: %s", sink->delete_sql);
-	for (int i = 0; i < sink->nargs; i++)
-		add_line(ex, 2, "$%d = %s", i + 1,
-				 quote_literal_cstr(datum_text(sink->argtypes[i], sink->args[i])));
-	explain_statement(ex, 2, "", sink->delete_sql, sink->nargs, sink->argtypes, sink->args);
+	if (sink->delete_sql == NULL)
+		add_line(ex, 1, "Delete: none (a recording rule keeps the rows of earlier ticks)");
+	else
+	{
+		add_line(ex, 1, "Delete: %s", sink->delete_sql);
+		for (int i = 0; i < sink->nargs; i++)
+			add_line(ex, 2, "$%d = %s", i + 1,
+					 quote_literal_cstr(datum_text(sink->argtypes[i], sink->args[i])));
+		explain_statement(ex, 2, "", sink->delete_sql, sink->nargs, sink->argtypes, sink->args);
+	}
 	add_line(ex, 1, "Insert: %s", sink->insert_sql);
 	explain_statement(ex, 2, "", sink->insert_sql, 0, NULL, NULL);
 	if (ex->analyze)
@@ -509,7 +524,9 @@ explain_refresh(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, 
 		if (!batch_refresh_statements(run, false, x, &stmts))
 			elog(ERROR, "the window holding now() is not maintained");
 	}
-	if (stmts.ranges == NIL)
+	if (plan->recording_rule)
+		add_line(ex, 0, "%s: the groups of the current tick, upserted", title);
+	else if (stmts.ranges == NIL)
 		add_line(ex, 0, "%s: the whole flow", title);
 	else
 	{

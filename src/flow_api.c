@@ -302,6 +302,9 @@ flow_options(const FlowDefinition *def, FlowPlan *plan, const char *canonical_qu
 	/* the worker runs it on every tick, changes or not */
 	if (plan->uses_now)
 		appendStringInfoString(&buf, ", \"uses_now\": true");
+	/* each tick adds its groups (batch.c) */
+	if (plan->recording_rule)
+		appendStringInfoString(&buf, ", \"recording_rule\": true");
 	if (def->written_query)
 	{
 		appendStringInfoString(&buf, ", \"written_query\": ");
@@ -473,6 +476,14 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry->sink_relid = sink_prepare(sink, flow_name, plan,
 									 existing ? existing->flow_id : 0,
 									 &sink_created);
+	/* a recording rule upserts by the group keys, and nothing else tells them apart */
+	if (plan->recording_rule && !sink_has_key_index(entry->sink_relid, plan, InvalidOid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("sink table %s of recording rule \"%s\" has no unique index on its group key columns",
+						get_rel_name(entry->sink_relid), flow_name),
+				 errdetail("The flow groups by now(): each tick upserts its groups by their keys and keeps those of earlier ticks."),
+				 errhint("Create a unique index on the sink's columns of the GROUP BY keys (NULLS NOT DISTINCT, or NOT NULL columns).")));
 	/* a sink someone made meanwhile: its triggers and defaults would run as the owner */
 	if (def->vet_objects && !sink_created)
 		trust_require(trust_untrusted_relation(entry->sink_relid, entry->owner, "sink table"),

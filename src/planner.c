@@ -42,6 +42,7 @@
 
 #include "dialect.h"
 #include "eval_tick.h"
+#include "first_last.h"
 #include "planner.h"
 #include "settings.h"
 #include "trust.h"
@@ -199,6 +200,41 @@ temp_object_walker(Node *node, void *context)
 	return expression_tree_walker(node, temp_object_walker, context);
 }
 
+/*
+ * WITH queries, at any level, are read as subqueries in FROM are: only
+ * non-recursive SELECTs (the analysed query's range table entries of type
+ * RTE_CTE read them; relation_walker finds their tables).
+ */
+static bool
+cte_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		Query	   *query = (Query *) node;
+		ListCell   *lc;
+
+		if (query->hasModifyingCTE)
+			reject_query("data-modifying statements in WITH",
+						 "A flow only reads: write the INSERT, UPDATE or DELETE as a statement of its own.");
+		foreach(lc, query->cteList)
+		{
+			CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+
+			if (cte->cterecursive)
+				reject_query("WITH RECURSIVE",
+							 "Its result is a fixpoint over its own rows, which flowpg cannot maintain; compute it when reading the sink.");
+			if (!IsA(cte->ctequery, Query) ||
+				((Query *) cte->ctequery)->commandType != CMD_SELECT)
+				reject_query("data-modifying statements in WITH",
+							 "A flow only reads: write the INSERT, UPDATE or DELETE as a statement of its own.");
+		}
+		return query_tree_walker(query, cte_walker, context, 0);
+	}
+	return expression_tree_walker(node, cte_walker, context);
+}
+
 /* The shape checks that apply to every flow. */
 static void
 check_query_shape(Query *query)
@@ -211,8 +247,6 @@ check_query_shape(Query *query)
 				 errmsg("a flow's query must be a SELECT statement")));
 	if (query->setOperations)
 		reject_query("UNION, INTERSECT or EXCEPT", "Create one flow per branch.");
-	if (query->cteList)
-		reject_query("WITH", "Write the WITH query as a subquery in FROM.");
 	if (query->hasWindowFuncs)
 		reject_query("window functions", "Compute them when reading the sink.");
 	if (query->hasTargetSRFs)
@@ -229,6 +263,7 @@ check_query_shape(Query *query)
 		reject_query("GROUPING SETS, ROLLUP or CUBE", "Create one flow per grouping.");
 	if (query->rowMarks)
 		reject_query("FOR UPDATE or FOR SHARE", NULL);
+	(void) cte_walker((Node *) query, NULL);
 
 	(void) temp_object_walker((Node *) query, NULL);
 	if (volatile_walker((Node *) query, &volatile_func))
@@ -351,6 +386,43 @@ plan_outputs(FlowPlan *plan)
 							expr_text(query, tle->expr, n)),
 					 errdetail("The sink table holds one row per group, keyed by every GROUP BY expression."),
 					 errhint("Add the expression to the select list with an alias.")));
+	}
+}
+
+/*
+ * A recording rule: a batching flow on ticks whose GROUP BY keys include an
+ * expression calling now() (after the dialect, flowpg.now(): the tick's
+ * time).  Each tick's groups are its own; the sink keeps them (batch.c).
+ * Only keys of the flow's own query count: a subquery's output that is
+ * derived from now() is a column like any other.
+ */
+static void
+plan_recording_rule(FlowPlan *plan)
+{
+	Query	   *query = plan->query;
+	ListCell   *lc;
+	int			output = 0;
+
+	plan->recording_rule = false;
+	plan->record_key_output = -1;
+	if (!plan->uses_now)
+		return;
+	foreach(lc, query->targetList)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Oid			type;
+
+		if (tle->resjunk)
+			continue;
+		output++;
+		if (!plan->outputs[output - 1].is_group_key ||
+			!dialect_expr_uses_now((Node *) tle->expr))
+			continue;
+		plan->recording_rule = true;
+		type = getBaseType(plan->outputs[output - 1].type);
+		if (plan->record_key_output < 0 &&
+			(type == TIMESTAMPTZOID || type == TIMESTAMPOID || type == DATEOID))
+			plan->record_key_output = output - 1;
 	}
 }
 
@@ -648,8 +720,12 @@ plan_streaming(FlowPlan *plan)
 	Query	   *query = plan->query;
 	ListCell   *lc;
 
-	if (plan->uses_now)
+	if (plan->recording_rule)
+		plan->streaming_refusal = "the query groups by now(): a recording rule, each EVAL INTERVAL tick adding the groups of its time";
+	else if (plan->uses_now)
 		plan->streaming_refusal = "the query uses now(), whose value only an EVAL INTERVAL tick fixes";
+	else if (query->cteList)
+		plan->streaming_refusal = "the query has a WITH query";
 	else if (list_length(query->rtable) != 1 || list_length(plan->source_relids) != 1)
 		plan->streaming_refusal = "the query reads more than one table or subquery";
 	else if (query->hasSubLinks)
@@ -702,6 +778,7 @@ plan_from_query(Query *query, int window_output)
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("a flow's query must read at least one table")));
 
+	first_last_check_query(query);
 	(void) aggref_walker((Node *) query->targetList, &aggrefs);
 	(void) aggref_walker(query->havingQual, &aggrefs);
 	foreach(lc, aggrefs)
@@ -711,6 +788,7 @@ plan_from_query(Query *query, int window_output)
 	plan->uses_now = dialect_uses_now(query);
 
 	plan_outputs(plan);
+	plan_recording_rule(plan);
 	plan_window(plan, window_output);
 	plan_streaming(plan);
 	return plan;
@@ -956,14 +1034,20 @@ flow_plan_choose_mode(FlowPlan *plan, FlowMode requested,
 					 errmsg("eval_interval must be a positive interval")));
 		eval_interval_check(eval_interval);
 	}
-	if (expire_after && plan->window_expr != NULL &&
+	if (expire_after && plan->recording_rule && plan->record_key_output < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("expire_after of a recording rule needs a GROUP BY key over now() of a time type"),
+				 errdetail("The flow groups by now(), so each tick adds its own groups; expire_after deletes those whose now() key is older than the tick's time minus expire_after."),
+				 errhint("Group by a time such as date_trunc('minute', now()), or leave expire_after out.")));
+	if (expire_after && !plan->recording_rule && plan->window_expr != NULL &&
 		!window_is_time_type(plan->time_type))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("expire_after needs a time window over a time column"),
 				 errdetail("The time window %s is over an integer column, whose unit flowpg does not know.",
 						   plan->window_text)));
-	if (expire_after && plan->window_expr == NULL)
+	if (expire_after && !plan->recording_rule && plan->window_expr == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("expire_after needs a time window"),

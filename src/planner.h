@@ -75,6 +75,15 @@ typedef struct FlowPlan
 	/* flowpg.now(): the flow must run on EVAL INTERVAL ticks */
 	bool		uses_now;
 
+	/*
+	 * A recording rule: a GROUP BY key calls now().  Each tick upserts the
+	 * groups it computes and keeps those of earlier ticks; record_key_output
+	 * is the first such key of a time type (expire_after compares it with
+	 * the tick's time), -1 when none is.
+	 */
+	bool		recording_rule;
+	int			record_key_output;
+
 	/* why streaming cannot run the query; NULL when it can */
 	char	   *streaming_refusal;
 } FlowPlan;

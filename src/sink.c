@@ -1306,11 +1306,67 @@ append_dedup_keys(StringInfo sql, FlowPlan *plan, bool *keys, bool nulls_distinc
 	}
 }
 
+/*
+ * " ON CONFLICT (conflict) DO UPDATE SET ..." of an INSERT INTO the sink AS
+ * s: a row is rewritten only when a value changed.  conflict NULL: the
+ * group keys (and __ts_placeholder where the index has it); keys NULL: the
+ * group key outputs, which are not updated.  Values are compared in the
+ * sink column's type.
+ */
+static void
+append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan, const char *conflict,
+					 bool *keys)
+{
+	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
+	StringInfoData changed;
+	bool		first;
+
+	appendStringInfoString(sql, " ON CONFLICT (");
+	if (conflict)
+		appendStringInfoString(sql, conflict);
+	else
+	{
+		append_group_columns(sql, plan);
+		if (conflict_on_placeholder(sink_relid, plan))
+			appendStringInfoString(sql, ", " TS_PLACEHOLDER);
+	}
+	appendStringInfoString(sql, ") DO ");
+	initStringInfo(&changed);
+	first = true;
+	for (int c = 0; c < plan->noutputs; c++)
+	{
+		const char *col = quote_identifier(plan->outputs[c].name);
+		AttrNumber	attnum = get_attnum(sink_relid, plan->outputs[c].name);
+		TypeCacheEntry *tc;
+
+		if (keys ? keys[c] : plan->outputs[c].is_group_key)
+			continue;
+		appendStringInfo(sql, "%s%s = excluded.%s", first ? "UPDATE SET " : ", ", col, col);
+		/* types without an equality operator are compared as text */
+		tc = lookup_type_cache(attnum != InvalidAttrNumber ? get_atttype(sink_relid, attnum) :
+							   plan->outputs[c].type, TYPECACHE_EQ_OPR);
+		if (OidIsValid(tc->eq_opr))
+			appendStringInfo(&changed, "%ss.%s IS DISTINCT FROM excluded.%s",
+							 first ? "" : " OR ", col, col);
+		else
+			appendStringInfo(&changed, "%ss.%s::pg_catalog.text IS DISTINCT FROM excluded.%s::pg_catalog.text",
+							 first ? "" : " OR ", col, col);
+		first = false;
+	}
+	if (first)
+		appendStringInfoString(sql, "NOTHING");
+	else
+	{
+		if (has_update_at)
+			appendStringInfoString(sql, ", update_at = excluded.update_at");
+		appendStringInfo(sql, " WHERE %s", changed.data);
+	}
+}
+
 static void
 insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 {
 	char	   *sink;
-	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
 	bool	   *all = palloc(sizeof(bool) * Max(plan->noutputs, 1));
 	bool	   *keys = palloc(sizeof(bool) * Max(plan->noutputs, 1));
 	Oid		   *argtypes = palloc(sizeof(Oid) * Max(plan->noutputs, 1));
@@ -1318,7 +1374,6 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 	int			nargs = 0;
 	StringInfoData sql;
 	StringInfoData conflict;
-	bool		first;
 	SinkTarget *target;
 	SinkKey		key;
 	bool		projection_key = false;
@@ -1391,39 +1446,7 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 		appendStringInfoString(&sql, ", u.\"" ORDINALITY_COLUMN "\" DESC");
 	}
 	if (upsert)
-	{
-		StringInfoData changed;
-
-		appendStringInfo(&sql, " ON CONFLICT (%s) DO ", conflict.data);
-		initStringInfo(&changed);
-		first = true;
-		for (int c = 0; c < plan->noutputs; c++)
-		{
-			const char *col = quote_identifier(plan->outputs[c].name);
-			TypeCacheEntry *tc;
-
-			if (keys[c])
-				continue;
-			appendStringInfo(&sql, "%s%s = excluded.%s", first ? "UPDATE SET " : ", ", col, col);
-			/* types without an equality operator are compared as text */
-			tc = lookup_type_cache(target->types[c], TYPECACHE_EQ_OPR);
-			if (OidIsValid(tc->eq_opr))
-				appendStringInfo(&changed, "%ss.%s IS DISTINCT FROM excluded.%s",
-								 first ? "" : " OR ", col, col);
-			else
-				appendStringInfo(&changed, "%ss.%s::pg_catalog.text IS DISTINCT FROM excluded.%s::pg_catalog.text",
-								 first ? "" : " OR ", col, col);
-			first = false;
-		}
-		if (first)
-			appendStringInfoString(&sql, "NOTHING");
-		else
-		{
-			if (has_update_at)
-				appendStringInfoString(&sql, ", update_at = excluded.update_at");
-			appendStringInfo(&sql, " WHERE %s", changed.data);
-		}
-	}
+		append_upsert_clause(&sql, sink_relid, plan, conflict.data, keys);
 	run_sql(sql.data, nargs, argtypes, args, SPI_OK_INSERT);
 	sink_target_free(target);
 }
@@ -1572,6 +1595,66 @@ sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole
 			appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
 	}
 	out->insert_sql = sql.data;
+}
+
+void
+sink_record_statements(Oid sink_relid, FlowPlan *plan, const char *query,
+					   bool prune, TimestampTz cutoff, SinkRefreshStatements *out)
+{
+	char	   *sink = qualified_relation_name(sink_relid);
+	StringInfoData sql;
+
+	out->argtypes = palloc(sizeof(Oid));
+	out->args = palloc(sizeof(Datum));
+	out->nargs = 0;
+	out->delete_sql = NULL;
+	if (prune)
+	{
+		FlowOutput *key = &plan->outputs[plan->record_key_output];
+
+		Assert(plan->record_key_output >= 0);
+		out->argtypes[0] = TIMESTAMPTZOID;
+		out->args[0] = TimestampTzGetDatum(cutoff);
+		out->nargs = 1;
+		out->delete_sql = psprintf("DELETE FROM %s WHERE %s < CAST($1 AS %s)", sink,
+								   quote_identifier(key->name),
+								   format_type_extended(key->type, key->typmod,
+														FORMAT_TYPE_TYPEMOD_GIVEN |
+														FORMAT_TYPE_FORCE_QUALIFY));
+	}
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink);
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	{
+		StringInfoData columns;
+		StringInfoData values;
+
+		initStringInfo(&columns);
+		initStringInfo(&values);
+		filled_columns(sink_relid, plan, &columns, &values);
+		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
+	}
+	append_upsert_clause(&sql, sink_relid, plan, NULL, NULL);
+	out->insert_sql = sql.data;
+}
+
+uint64
+sink_record_tick(Oid sink_relid, FlowPlan *plan, const char *flow_name, const char *query,
+				 bool prune, TimestampTz cutoff)
+{
+	SinkRefreshStatements stmts;
+	SinkWriteContext write_context;
+
+	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
+	(void) locked_sink_name(sink_relid);
+	sink_record_statements(sink_relid, plan, query, prune, cutoff, &stmts);
+	if (stmts.delete_sql)
+		run_sql(stmts.delete_sql, stmts.nargs, stmts.argtypes, stmts.args, SPI_OK_DELETE);
+	run_sql(stmts.insert_sql, 0, NULL, NULL, SPI_OK_INSERT);
+	sink_write_context_pop(&write_context);
+	return SPI_processed;
 }
 
 uint64

@@ -153,6 +153,21 @@ typedef struct SinkRefreshStatements
 extern void sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole,
 									const char *query, SinkRefreshStatements *out);
 
+/*
+ * A recording rule's tick (batch.c): deletes, when prune, the rows whose
+ * now() key (plan->record_key_output) is before cutoff, then upserts the
+ * rows of query (the flow's query, evaluated at the tick) by the group
+ * keys, keeping every other row.  Returns the rows written.  As the
+ * current user, connected to SPI.
+ */
+extern uint64 sink_record_tick(Oid sink_relid, FlowPlan *plan, const char *flow_name,
+							   const char *query, bool prune, TimestampTz cutoff);
+
+/* Its statements, unrun: delete_sql is NULL without prune, $1 the cutoff. */
+extern void sink_record_statements(Oid sink_relid, FlowPlan *plan, const char *query,
+								   bool prune, TimestampTz cutoff,
+								   SinkRefreshStatements *out);
+
 /* Deletes the sink rows whose window is NULL (a backfill's first piece). */
 extern void sink_delete_null_window(Oid sink_relid, FlowPlan *plan, const char *flow_name);
 

@@ -196,6 +196,34 @@ stats_set_next_run(int64 flow_id, TimestampTz next_run)
 							   2, types, values, NULL);
 }
 
+void
+stats_set_last_tick(int64 flow_id, TimestampTz tick)
+{
+	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(tick)};
+
+	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, last_tick) "
+							   "VALUES ($1, $2) ON CONFLICT (flow_id) "
+							   "DO UPDATE SET last_tick = excluded.last_tick",
+							   2, types, values, NULL);
+}
+
+bool
+stats_last_tick(int64 flow_id, TimestampTz *tick)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(flow_id)};
+	bool		isnull = true;
+
+	catalog_query_privileged("SELECT last_tick FROM flowpg.flow_run WHERE flow_id = $1",
+							 1, types, values, NULL);
+	if (SPI_processed > 0)
+		*tick = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, 1, &isnull));
+	catalog_query_privileged_end();
+	return !isnull;
+}
+
 /* The flow's scheduled next run; false when none is. */
 bool
 stats_next_run(int64 flow_id, TimestampTz *next_run)

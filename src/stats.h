@@ -49,6 +49,13 @@ extern FlowErrorRecord *stats_last_error(int64 flow_id);
 extern void stats_set_next_run(int64 flow_id, TimestampTz next_run);
 extern bool stats_next_run(int64 flow_id, TimestampTz *next_run);
 
+/*
+ * The time a recording rule's query was last evaluated at (a tick, or a
+ * flush's or refresh's now()); false when it never was.
+ */
+extern void stats_set_last_tick(int64 flow_id, TimestampTz tick);
+extern bool stats_last_tick(int64 flow_id, TimestampTz *tick);
+
 /* Deletes the counters and errors of a flow that is dropped. */
 extern void stats_forget(int64 flow_id);
 

@@ -13,7 +13,12 @@
  * windows, exactly as the batching refresh recomputes the whole flow
  * (batch_maintained_ranges), so expired windows, whose sink rows are kept
  * as they were, never count.  A query using now() is evaluated at this
- * transaction's time, as flush_flow would evaluate it.
+ * transaction's time, as flush_flow would evaluate it; but a recording
+ * rule's (a GROUP BY key over now()) at its last tick
+ * (flowpg.flow_run.last_tick: the worker's last run, or the current tick of
+ * the last flush or refresh; the current tick if none), and only the sink's rows of the groups the query yields then
+ * are compared with them: the rows of earlier ticks are history, kept as
+ * they were computed (a NOTICE says so).
  *
  * Values are compared in the sink column's type (the query's outputs are
  * cast to it as the INSERT into the sink does), by the type's default
@@ -39,6 +44,7 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "storage/lmgr.h"
@@ -51,9 +57,11 @@
 #include "utils/typcache.h"
 
 #include "batch.h"
+#include "eval_tick.h"
 #include "flow_api.h"
 #include "planner.h"
 #include "sink.h"
+#include "stats.h"
 
 PG_FUNCTION_INFO_V1(flowpg_verify_flow);
 PG_FUNCTION_INFO_V1(flowpg_floats_within);
@@ -144,7 +152,7 @@ column_list(VerifyColumn *cols, int ncols, bool floats)
  */
 static char *
 comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
-			   int window_param)
+			   int window_param, bool keyed)
 {
 	FlowPlan   *plan = run->plan;
 	Query	   *query = copyObject(plan->query);
@@ -174,6 +182,22 @@ comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
 		appendStringInfo(&sql, " WHERE s.%s >= $%d",
 						 quote_identifier(plan->outputs[plan->window_output].name),
 						 window_param);
+	if (keyed)
+	{
+		/* a recording rule: the sink's rows of the groups the query yields */
+		bool		first = true;
+
+		appendStringInfoString(&sql, " WHERE EXISTS (SELECT FROM q WHERE ");
+		for (int i = 0; i < plan->noutputs; i++)
+		{
+			if (!plan->outputs[i].is_group_key)
+				continue;
+			appendStringInfo(&sql, "%sq.c%d IS NOT DISTINCT FROM %s", first ? "" : " AND ",
+							 i + 1, cols[i].sink_expr);
+			first = false;
+		}
+		appendStringInfoChar(&sql, ')');
+	}
 	appendStringInfoString(&sql, "), ");
 	appendStringInfoString(&sql,
 						   "s_only AS MATERIALIZED (SELECT * FROM s EXCEPT ALL SELECT * FROM q), "
@@ -275,6 +299,9 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	bool		isnull;
 	int64		result;
 	SinkKey		key;
+	bool		recording_rule = flow_plan_for_entry(entry)->recording_rule;
+	TimestampTz tick = 0;
+	bool		has_tick = false;
 
 	/* the sink goes with its flow: once locked, dropped only if already gone */
 	LockRelationOid(entry->sink_relid, AccessShareLock);
@@ -283,6 +310,13 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the sink table of flow \"%s\" was dropped", entry->flow_name)));
 
+	if (recording_rule)
+	{
+		/* never evaluated yet: the current tick's rows are due */
+		has_tick = stats_last_tick(entry->flow_id, &tick);
+		if (!has_tick && entry->eval_interval)
+			tick = eval_tick_floor(entry->eval_interval, GetCurrentTransactionStartTimestamp());
+	}
 	batch_run_begin(&run, entry, PROGRESS_VERIFY);
 	cols = palloc(sizeof(VerifyColumn) * run.plan->noutputs);
 	for (int i = 0; i < run.plan->noutputs; i++)
@@ -310,15 +344,32 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	if (sink_projection_key(entry->sink_relid, run.plan, InvalidOid, &key))
 		sql = projection_comparison_sql(&run, cols, &key);
 	else
-		sql = comparison_sql(&run, cols, ranges, tolerant, nargs);
+		sql = comparison_sql(&run, cols, ranges, tolerant, nargs, run.plan->recording_rule);
 
-	if (SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "flowpg could not compare the sink of flow \"%s\" with its query",
-			 entry->flow_name);
+	/* a recording rule's last evaluation is checked: now() is its time */
+	if (recording_rule)
+		eval_tick_set(tick);
+	PG_TRY();
+	{
+		if (SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "flowpg could not compare the sink of flow \"%s\" with its query",
+				 entry->flow_name);
+	}
+	PG_FINALLY();
+	{
+		if (recording_rule)
+			eval_tick_clear();
+	}
+	PG_END_TRY();
 	result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 										 &isnull));
 	batch_run_end(&run);
+	if (run.plan->recording_rule)
+		ereport(NOTICE,
+				(errmsg("flow \"%s\" is a recording rule: only the sink rows of the groups its query yields at %s were compared",
+						entry->flow_name, has_tick ? "its last tick" : "the current tick"),
+				 errdetail("Each tick adds its own groups; the rows of earlier ticks stay as they were computed.")));
 	return result;
 }
 

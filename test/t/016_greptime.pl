@@ -48,7 +48,7 @@ AS SELECT k, count(*) AS n FROM later_table GROUP BY k$$);
 my $runs_sql = q{SELECT runs FROM flowpg.flow_stats WHERE flow_name = 'tick_time'};
 ok(poll_until('flowdb', "SELECT ($runs_sql) >= 2", 't', 30), 'the tick flow runs on its own');
 is($node->safe_psql('flowdb',
-		q{SELECT date_part('epoch', ts)::numeric % 2, value_count FROM tick_time_out}),
+		q{SELECT DISTINCT date_part('epoch', ts)::numeric % 2, value_count FROM tick_time_out}),
 	'0|500', 'now() in the sink is a tick: a multiple of 2 seconds since the epoch');
 is($node->safe_psql('flowdb',
 		q{SELECT date_part('epoch', next_run_at)::numeric % 2 FROM flowpg.flow_stats WHERE flow_name = 'tick_time'}),
@@ -57,7 +57,11 @@ is($node->safe_psql('flowdb',
 ###############################################################################
 # Down for about five ticks: at most the newest three are caught up.
 ###############################################################################
+# (a recording rule: each run adds the row of its tick, and the rows stay)
+my ($last_ts, $runs_at_stop) = split /\|/, $node->safe_psql('flowdb',
+	qq{SELECT (SELECT max(ts) FROM tick_time_out), ($runs_sql)});
 $node->stop;
+my $stopped = time();
 sleep(10);
 $node->start;
 my $started = time();
@@ -70,8 +74,18 @@ my $runs_after = $node->safe_psql('flowdb', $runs_sql);
 cmp_ok($runs_after - $runs_before, '<=', 3 + int($elapsed / 2) + 1,
 	'no more than the newest three missed ticks ran');
 ok(poll_until('flowdb',
-		q{SELECT ts >= now() - interval '6 seconds' FROM tick_time_out}, 't', 30),
+		q{SELECT max(ts) >= now() - interval '6 seconds' FROM tick_time_out}, 't', 30),
 	'the tick flow is current again');
+# in one snapshot: every run since the stop, the caught-up ones included,
+# added the row of its own tick
+is($node->safe_psql('flowdb',
+		qq{SELECT (SELECT count(*) FROM tick_time_out WHERE ts > '$last_ts') =
+				  ($runs_sql) - $runs_at_stop}),
+	't', 'each run of the recording rule added its own tick\'s row');
+cmp_ok($node->safe_psql('flowdb',
+		qq{SELECT count(*) FROM tick_time_out
+		   WHERE ts > to_timestamp($stopped) AND ts <= to_timestamp($started)}),
+	'<=', 3, 'at most three ticks missed while stopped have rows');
 
 is($node->safe_psql('flowdb',
 		q{SELECT state FROM flowpg.information_schema_flows WHERE flow_name = 'later'}),

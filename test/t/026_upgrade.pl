@@ -1,5 +1,6 @@
-# flowpg: an upgrade in place from the previous release (0.1) to this one,
-# as a package upgrade does it.
+# flowpg: an upgrade in place from the first release (0.1) to this one, as
+# a package upgrade does it: ALTER EXTENSION UPDATE runs every update script
+# from 0.1 on.  (028_upgrade_0_2.pl upgrades from the newest release.)
 #
 #   - the server runs the 0.1 library (scripts/previous-release.sh builds it
 #     into a copy of this PostgreSQL) with flows of both engines over a plain
@@ -13,7 +14,7 @@
 #   - a flow 0.1 let have a name that needs quoting keeps it, reached by
 #     its double-quoted name; the sinks of 0.1's flows refuse DROP TABLE
 #     without CASCADE as those of new flows do;
-#   - the updated database has the objects of a fresh 0.2 install, and its
+#   - the updated database has the objects of a fresh install, and its
 #     pg_dump restores with exact flows.
 use strict;
 use warnings;
@@ -26,10 +27,10 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-my $old = $ENV{FLOWPG_PREVIOUS_RELEASE};
+my $old = $ENV{FLOWPG_RELEASE_0_1};
 ok($old && -x "$old/bin/postgres",
-	'the previous release is built (scripts/previous-release.sh, from the git history)')
-  or BAIL_OUT('no previous release to upgrade from: ' . ($old // 'FLOWPG_PREVIOUS_RELEASE unset'));
+	'release 0.1 is built (scripts/previous-release.sh, from the git history)')
+  or BAIL_OUT('no release 0.1 to upgrade from: ' . ($old // 'FLOWPG_RELEASE_0_1 unset'));
 my $new = dirname_of(`pg_config --bindir` =~ s/\s+$//r);
 sub dirname_of { my $p = shift; $p =~ s{/[^/]+$}{}; return $p; }
 
@@ -88,23 +89,7 @@ my $trigger_states = q{SELECT string_agg(c.relname || '.' || t.tgname || '=' || 
 like(psql($trigger_states), qr/flowpg_capture_insert=A/, 'an old-style capture trigger before the update');
 
 # a writer on the old library, until the server stops under it
-my $writer_sql = sub {
-	my ($from) = @_;
-	return qq{
-DO \$\$
-BEGIN
-	FOR i IN $from .. $from + 399 LOOP
-		INSERT INTO metrics VALUES ('2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds', i % 10, i);
-		INSERT INTO pmetrics VALUES ('2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds', i % 10, i);
-		IF i % 20 = 0 THEN
-			UPDATE metrics SET value = value + 1 WHERE ts = '2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds';
-			DELETE FROM pmetrics WHERE ts = '2024-01-01'::timestamptz + ((i * 31) % 20000) * interval '7 seconds';
-		END IF;
-		COMMIT;
-		PERFORM pg_sleep(0.005);
-	END LOOP;
-END \$\$};
-};
+my $writer_sql = \&FlowpgTest::upgrade_writer_sql;
 my ($wout, $werr) = ('', '');
 my $w = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('flows'), '-c', $writer_sql->(100000) ],
 	'>', \$wout, '2>', \$werr);
@@ -117,6 +102,7 @@ $node->{_install_path} = $new;
 $node->start;
 is(psql(q{SELECT extversion FROM pg_extension WHERE extname = 'flowpg'}), '0.1',
 	'restarted onto the new library, still at 0.1');
+my $current = psql(q{SELECT default_version FROM pg_available_extensions WHERE name = 'flowpg'});
 psql(q{INSERT INTO metrics VALUES ('2024-01-01 05:00', 1, 5); INSERT INTO pmetrics VALUES ('2024-01-01 05:00', 1, 5)});
 is(psql(q{SELECT string_agg(DISTINCT state, ',') FROM flowpg.flows}), 'update needed',
 	'the views say the update is needed');
@@ -124,7 +110,7 @@ like(psql(q{SELECT state_reason FROM flowpg.flows WHERE flow_name = 'b_min'}),
 	qr/ALTER EXTENSION flowpg UPDATE/, 'and how to do it');
 my ($rc, $out, $err) = $node->psql('flows', q{SELECT flowpg.flush_flow('b_min')});
 isnt($rc, 0, 'flush_flow refuses before the update');
-like($err, qr/at version 0\.1, its library at 0\.2.*HINT:  Run ALTER EXTENSION flowpg UPDATE/s,
+like($err, qr/at version 0\.1, its library at \Q$current\E.*HINT:  Run ALTER EXTENSION flowpg UPDATE/s,
 	'saying why and what to do');
 ($rc, $out, $err) = $node->psql('flows', q{SELECT flowpg.create_flow('x', 'x',
   $$SELECT device, count(*) AS n FROM metrics GROUP BY 1$$)});
@@ -137,7 +123,7 @@ $w = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('flows'), '-c', $wr
 	'>', \$wout, '2>', \$werr);
 usleep(500_000);
 psql(q{ALTER EXTENSION flowpg UPDATE});
-is(psql(q{SELECT extversion FROM pg_extension WHERE extname = 'flowpg'}), '0.2', 'updated to 0.2');
+is(psql(q{SELECT extversion FROM pg_extension WHERE extname = 'flowpg'}), $current, "updated to $current");
 $w->finish;
 is($werr, '', 'the writer was not hurt by the update');
 ok(poll_until(q{SELECT string_agg(DISTINCT state, ',') FROM flowpg.flows}, 'active', 60),
@@ -177,36 +163,12 @@ ok(poll_until(q{SELECT state FROM flowpg.flows WHERE flow_name = 'b_new'}, 'acti
 	'a new flow backfills online');
 is(psql(q{SELECT flow_mismatches('b_new')}), '0', 'and is exact');
 
-# the updated database has what a fresh 0.2 install has
-my $objects = q{
-SELECT string_agg(x, E'\n' ORDER BY x) FROM (
-  SELECT pg_describe_object(classid, objid, objsubid) AS x FROM pg_depend
-   WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
-     AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flowpg')
-  UNION ALL
-  SELECT c.relname || ': ' || pg_get_viewdef(c.oid) FROM pg_class c
-   WHERE c.relnamespace = 'flowpg'::regnamespace AND c.relkind = 'v'
-  UNION ALL
-  SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
-         || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '') || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
-    FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-    LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
-   WHERE c.relnamespace = 'flowpg'::regnamespace
-  UNION ALL
-  SELECT conrelid::regclass || ': ' || pg_get_constraintdef(oid) FROM pg_constraint
-   WHERE connamespace = 'flowpg'::regnamespace
-  UNION ALL
-  SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || '): ' || coalesce(array_to_string(p.proacl, ','), '')
-         || CASE WHEN p.proisstrict THEN ' strict' ELSE '' END || ' ' || p.provolatile::text
-    FROM pg_proc p WHERE p.pronamespace = 'flowpg'::regnamespace
-  UNION ALL
-  SELECT c.relname || ' acl ' || coalesce(array_to_string(c.relacl, ','), '') FROM pg_class c
-   WHERE c.relnamespace = 'flowpg'::regnamespace
-) o};
+# the updated database has what a fresh install has
+my $objects = $FlowpgTest::extension_objects;
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION flowpg');
 is(psql($objects), $node->safe_psql('fresh', $objects),
-	'the updated objects equal a fresh install of 0.2');
+	"the updated objects equal a fresh install of $current");
 
 # a dump of the updated database restores, its flows exact
 my $dump = $node->basedir . '/flows.dump';

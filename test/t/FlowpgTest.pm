@@ -3,6 +3,8 @@
 #   my $node = FlowpgTest::node('name', "extra = 'conf'");   # started, flowpg preloaded
 #   $FlowpgTest::mismatches_function                          # CREATE FUNCTION flow_mismatches(flow)
 #   $FlowpgTest::sink_dependencies                            # "flows with a sink dependency/flows"
+#   $FlowpgTest::extension_objects                            # the extension's objects, described
+#   FlowpgTest::upgrade_writer_sql($first)                     # a slow writer of metrics and pmetrics
 #   FlowpgTest::poll_until($node, $db, $sql, $expected, $seconds)
 #   my $bin = FlowpgTest::flowload();                          # test/tools/flowload
 #   my ($rc, $out, $err) = FlowpgTest::run_flowload(@args);
@@ -51,6 +53,58 @@ SELECT count(*) FILTER (WHERE EXISTS (
   FROM flowpg.flow f};
 our $per_minute_pending =
   q{SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'per_minute'};
+
+# Every object of the flowpg extension, described (members, views'
+# definitions, columns, constraints, functions with their ACL, strictness
+# and volatility, relation ACLs): an updated database must have what a
+# fresh install has.
+our $extension_objects = q{
+SELECT string_agg(x, E'\n' ORDER BY x) FROM (
+  SELECT pg_describe_object(classid, objid, objsubid) AS x FROM pg_depend
+   WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+     AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flowpg')
+  UNION ALL
+  SELECT c.relname || ': ' || pg_get_viewdef(c.oid) FROM pg_class c
+   WHERE c.relnamespace = 'flowpg'::regnamespace AND c.relkind = 'v'
+  UNION ALL
+  SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+         || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '') || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+    FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+    LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+   WHERE c.relnamespace = 'flowpg'::regnamespace
+  UNION ALL
+  SELECT conrelid::regclass || ': ' || pg_get_constraintdef(oid) FROM pg_constraint
+   WHERE connamespace = 'flowpg'::regnamespace
+  UNION ALL
+  SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || '): ' || coalesce(array_to_string(p.proacl, ','), '')
+         || CASE WHEN p.proisstrict THEN ' strict' ELSE '' END || ' ' || p.provolatile::text
+    FROM pg_proc p WHERE p.pronamespace = 'flowpg'::regnamespace
+  UNION ALL
+  SELECT c.relname || ' acl ' || coalesce(array_to_string(c.relacl, ','), '') FROM pg_class c
+   WHERE c.relnamespace = 'flowpg'::regnamespace
+) o};
+
+# upgrade_writer_sql(from): a DO block that writes 400 transactions into
+# metrics and pmetrics(ts, device, value) with updates and deletes, one
+# commit each, slowly: a writer across a server restart or an update.
+sub upgrade_writer_sql
+{
+	my ($from) = @_;
+	return qq{
+DO \$\$
+BEGIN
+	FOR i IN $from .. $from + 399 LOOP
+		INSERT INTO metrics VALUES ('2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds', i % 10, i);
+		INSERT INTO pmetrics VALUES ('2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds', i % 10, i);
+		IF i % 20 = 0 THEN
+			UPDATE metrics SET value = value + 1 WHERE ts = '2024-01-01'::timestamptz + (i % 20000) * interval '7 seconds';
+			DELETE FROM pmetrics WHERE ts = '2024-01-01'::timestamptz + ((i * 31) % 20000) * interval '7 seconds';
+		END IF;
+		COMMIT;
+		PERFORM pg_sleep(0.005);
+	END LOOP;
+END \$\$};
+}
 
 # A started node with flowpg preloaded and a worker that refreshes often.
 sub node
