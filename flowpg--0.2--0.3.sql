@@ -90,6 +90,115 @@ COMMENT ON AGGREGATE flowpg.last_value_by(anyelement, anycompatible) IS
 ALTER TABLE flowpg.flow_run ADD COLUMN last_tick timestamptz;
 
 /*
+ * GreptimeDB's statements and outputs (issue 22, part 6).
+ *
+ * last_execution_time: the last time the flow ran, or a flush found its
+ * sink up to date (a batching flow's flush with nothing to run, or one that
+ * only completed the backfill, is not a run: flow_stats.runs does not count
+ * it; it is kept here).  A streaming flow's flushes and the end of its
+ * backfill are in shared memory (flow_stats.last_flush_at).
+ */
+ALTER TABLE flowpg.flow_run ADD COLUMN last_flushed_at timestamptz;
+
+/* jsonb as GreptimeDB prints JSON: {"flow_type":"streaming"}, keys in byte order. */
+CREATE FUNCTION flowpg._compact_json(j jsonb)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT
+RETURN '{' || coalesce((SELECT pg_catalog.string_agg(pg_catalog.to_json(e.key)::text || ':' || e.value::text, ','
+												   ORDER BY e.key COLLATE "C")
+						 FROM pg_catalog.jsonb_each(j) e), '') || '}';
+
+/* A pending flow's statement, parsed: its sink schema-qualified, EVAL INTERVAL, query (greptime.c). */
+CREATE FUNCTION flowpg._pending_flow_parts(statement text, settings text[],
+	OUT sink text, OUT eval_interval interval, OUT query text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flowpg_pending_flow_parts'
+LANGUAGE C STRICT STABLE;
+
+/* flowpg._flow_definition's layout, for a pending flow (its sink may not exist yet). */
+CREATE FUNCTION flowpg._pending_flow_definition(flow_name text, sink text, expire_after interval,
+												eval_interval interval, comment text, options jsonb,
+												query text)
+RETURNS text
+LANGUAGE sql STABLE
+RETURN 'CREATE FLOW IF NOT EXISTS ' || pg_catalog.quote_ident(flow_name)
+	   || E'\nSINK TO ' || sink
+	   || coalesce(E'\nEXPIRE AFTER ' || flowpg._interval_literal(expire_after), '')
+	   || coalesce(E'\nEVAL INTERVAL ' || flowpg._interval_literal(eval_interval), '')
+	   || coalesce(E'\nCOMMENT ' || pg_catalog.quote_literal(comment), '')
+	   || coalesce((SELECT E'\nWITH (' || pg_catalog.string_agg(o.key || ' = ' || pg_catalog.quote_literal(o.value), ', ' ORDER BY o.key) || ')'
+					FROM pg_catalog.jsonb_each_text(options) o), '')
+	   || E'\nAS ' || query;
+
+CREATE OR REPLACE VIEW flowpg.information_schema_flows AS
+SELECT f.flow_name,
+	   f.flow_id,
+	   coalesce(s.state_bytes, 0) AS state_size,
+	   pg_catalog.current_database()::text AS table_catalog,
+	   f.flow_definition,
+	   coalesce(f.comment, '') AS comment,
+	   pg_catalog.date_part('epoch', f.expire_after)::bigint AS expire_after,
+	   (SELECT pg_catalog.json_agg(t::oid ORDER BY o)::text
+		  FROM unnest(f.source_tables) WITH ORDINALITY AS u(t, o)) AS source_table_ids,
+	   (SELECT pg_catalog.current_database() || '.' || n.nspname || '.' || c.relname
+		  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		 WHERE c.oid = f.sink_table) AS sink_table_name,
+	   CASE WHEN s.worker_pid IS NULL THEN '{}'
+			ELSE pg_catalog.json_build_object('0', s.worker_pid)::text END AS flownode_ids,
+	   flowpg._compact_json(pg_catalog.jsonb_build_object('flow_type', f.mode) || flowpg._flow_options(c.options)) AS options,
+	   f.created_at AS created_time,
+	   f.updated_at AS updated_time,
+	   GREATEST(s.last_flush_at, s.last_run_at, r.last_flushed_at) AS last_execution_time,
+	   (SELECT pg_catalog.string_agg(pg_catalog.current_database() || '.' || n.nspname || '.' || rc.relname, ',' ORDER BY o)
+		  FROM unnest(f.source_tables) WITH ORDINALITY AS u(t, o)
+		  JOIN pg_catalog.pg_class rc ON rc.oid = u.t
+		  JOIN pg_catalog.pg_namespace n ON n.oid = rc.relnamespace) AS source_table_names,
+	   NULL::text AS flownode_addrs,
+	   f.mode,
+	   s.state,
+	   f.state_reason
+FROM flowpg.flows f
+JOIN flowpg.flow c USING (flow_id)
+LEFT JOIN flowpg.flow_stats s USING (flow_id)
+LEFT JOIN flowpg.flow_run r USING (flow_id)
+UNION ALL
+SELECT p.flow_name,
+	   NULL, 0,
+	   pg_catalog.current_database()::text,
+	   /* as an active flow's; the statement as written if it no longer parses */
+	   coalesce(flowpg._pending_flow_definition(p.flow_name, pp.sink, p.expire_after, pp.eval_interval,
+												p.comment, p.options, pp.query),
+				p.statement),
+	   coalesce(p.comment, ''),
+	   pg_catalog.date_part('epoch', p.expire_after)::bigint,
+	   '[]', pg_catalog.current_database() || '.' || p.sink_table, '{}',
+	   flowpg._compact_json('{"flow_type": "batching"}'::jsonb || coalesce(p.options, '{}')),
+	   p.created_at, p.updated_at, NULL, '', NULL,
+	   'batching',
+	   'pending',
+	   /* an error can quote data: only for roles that may act for the owner */
+	   CASE WHEN p.last_error IS NULL THEN 'waiting for ' || p.missing
+			WHEN pg_catalog.pg_has_role(p.owner, 'USAGE')
+			THEN 'the last attempt to start failed: ' || p.last_error
+			ELSE 'the last attempt to start failed' END
+FROM flowpg.pending_flow p
+CROSS JOIN LATERAL flowpg._pending_flow_parts(p.statement, p.settings) pp;
+
+CREATE OR REPLACE VIEW flowpg.information_schema_flow_statistics AS
+SELECT f.flow_id,
+	   f.flow_name,
+	   GREATEST(f.created_at, pg_catalog.pg_postmaster_start_time()) AS start_time,
+	   GREATEST(s.last_flush_at, s.last_run_at, r.last_flushed_at) AS last_execution_time,
+	   GREATEST(0, pg_catalog.date_part('epoch', pg_catalog.now()
+			 - GREATEST(f.created_at, pg_catalog.pg_postmaster_start_time())))::bigint AS uptime_seconds,
+	   coalesce(s.state_bytes, 0) AS state_size
+FROM flowpg.flows f
+LEFT JOIN flowpg.flow_stats s USING (flow_id)
+LEFT JOIN flowpg.flow_run r USING (flow_id);
+
+GRANT SELECT ON flowpg.information_schema_flows, flowpg.information_schema_flow_statistics TO PUBLIC;
+
+/*
  * flowpg.flows.sink_columns: how the outputs were matched to an existing
  * sink's columns -- 'by name', or, for a flow of flowpg.execute whose
  * outputs are not all named after sink columns, 'by position: out AS col,

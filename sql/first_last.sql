@@ -428,12 +428,11 @@ LEFT JOIN (
         source_id
 ) r ON l.source_id = r.source_id AND l.bucket_time = r.bucket_time;
 $$);
--- GreptimeDB: true | true | true.  (Its third column, options LIKE
--- '%"flow_type":"batching"%', depends on the layout of options, another
--- part of issue 22; the mode is checked from flowpg.flows instead.)
+-- GreptimeDB: true | true | true
 SELECT
     source_table_names LIKE '%left_samples%' AS has_left_source,
-    source_table_names LIKE '%right_samples%' AS has_right_source
+    source_table_names LIKE '%right_samples%' AS has_right_source,
+    options LIKE '%"flow_type":"batching"%' AS is_batching_flow
 FROM
     flowpg.information_schema_flows
 WHERE

@@ -16,5 +16,8 @@ extern Query *dialect_rewrite_query(Query *query, List *moments, const char *que
 extern bool dialect_uses_now(Query *query);
 extern bool dialect_expr_uses_now(Node *expr);
 extern char *dialect_output_name(Node *expr, List *from);
+extern void dialect_timestamp_types(SelectStmt *stmt, const char *query_text);
+extern void dialect_datafusion_types(RawStmt *stmt, const char *query_text);
+extern Query *dialect_analyze(RawStmt *stmt, const char *query_text, bool datafusion_types);
 
 #endif							/* FLOWPG_DIALECT_H */

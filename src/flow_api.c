@@ -894,6 +894,7 @@ flow_flush(const char *flow_name)
 			!stream_capture_changed(entry->flow_id) &&
 			!batch_caller_holds_flow_locks(entry))
 			outcome = queue_flush_and_wait(entry->flow_id, &rows);
+		/* (the worker's answer sets the flow's last flush, in shared memory) */
 		if (outcome == FLUSH_DONE)
 			return rows;
 		if (outcome == FLUSH_FAILED)
@@ -953,6 +954,8 @@ flow_flush(const char *flow_name)
 	}
 	if (result.log_entries > 0)
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
+	else
+		stats_record_flush(entry->flow_id, GetCurrentTimestamp());
 	return (int64) result.rows_out;
 }
 

@@ -7,15 +7,16 @@
  * comments, quoting and whitespace are PostgreSQL's) and parsed by
  * recursive descent:
  *
- *	CREATE [OR REPLACE] FLOW [IF NOT EXISTS] name SINK TO table
+ *	CREATE [OR REPLACE] FLOW [IF NOT EXISTS] name SINK TO table | 'table'
  *		[EXPIRE AFTER interval] [EVAL INTERVAL interval] [COMMENT 'text']
  *		[WITH (option = value, ...)] AS query
  *	DROP FLOW [IF EXISTS] name
- *	SHOW FLOWS [LIKE 'pattern'] | SHOW CREATE FLOW name
+ *	SHOW FLOWS [LIKE 'pattern' | "pattern"] | SHOW CREATE FLOW name
  *	SHOW FLOW STATUS [LIKE 'pattern'] | ADMIN FLUSH_FLOW('name')
  *	COMMENT ON FLOW name IS 'text' | NULL
  *
- * and mapped onto the native API (flow_api.c).  A text may hold several
+ * and mapped onto the native API (flow_api.c); a query that is TQL (AS TQL
+ * EVAL ...) is refused as not supported yet.  A text may hold several
  * statements separated by ";" (a CREATE FLOW's query ends at the next one),
  * run in order; each returns rows of (flow_name, result, affected_rows).  A flow whose source tables do not
  * exist yet is refused, or with defer_on_missing_source kept pending
@@ -44,6 +45,7 @@
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parser.h"
 #include "parser/scanner.h"
@@ -212,9 +214,60 @@ fix_backquotes(char *text)
 	return fixed;
 }
 
+/*
+ * CREATE FLOW ... AS TQL EVAL (...): a PromQL flow, which flowpg does not
+ * run yet.  Said before the TQL text meets PostgreSQL's scanner or
+ * parser ('5s' is no SQL token).
+ */
+static void
+refuse_tql(Parser *p, Token *t)
+{
+	p->error_at = t->start;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("TQL flows are not supported yet"),
+			 errdetail("flowpg runs flows whose query is SQL; TQL EVAL (PromQL) is not translated."),
+			 errhint("Write the flow's query in SQL.")));
+}
+
+static bool
+is_tql_start(Parser *p, int i)
+{
+	return i > 0 && i < p->ntokens &&
+		p->tokens[i].kind == TOK_WORD && strcmp(p->tokens[i].value, "tql") == 0 &&
+		p->tokens[i - 1].kind == TOK_WORD && strcmp(p->tokens[i - 1].value, "as") == 0;
+}
+
+static void tokenize_text(Parser *p);
+
 static void
 tokenize(Parser *p)
 {
+	MemoryContext oldcontext = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		tokenize_text(p);
+	}
+	PG_CATCH();
+	{
+		/* a scanner error in TQL's text: the tokens before it tell */
+		MemoryContextSwitchTo(oldcontext);
+		for (int i = 1; i < p->ntokens; i++)
+			if (is_tql_start(p, i))
+			{
+				FlushErrorState();
+				refuse_tql(p, &p->tokens[i]);
+			}
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+static void
+tokenize_text(Parser *p)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
 	core_yy_extra_type extra;
 	core_yyscan_t scanner;
 	core_YYSTYPE lval;
@@ -222,8 +275,18 @@ tokenize(Parser *p)
 	int			tok;
 	int			allocated = 64;
 
-	while (fix_backquotes(p->text))
-		;
+	/* a scanner error stops the fixes; the scan below reports it, with the tokens before it */
+	PG_TRY();
+	{
+		while (fix_backquotes(p->text))
+			;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		FlushErrorState();
+	}
+	PG_END_TRY();
 	scanner = scanner_init(p->text, &extra, &no_keywords, no_keyword_tokens);
 	p->tokens = palloc(sizeof(Token) * allocated);
 	p->ntokens = 0;
@@ -448,6 +511,33 @@ parse_string(Parser *p, const char *expected)
 }
 
 /*
+ * LIKE 'pattern', or LIKE "pattern" as GreptimeDB's documentation writes
+ * it (MySQL's double-quoted string): the text between the quotes, as
+ * written (the scanner would fold nothing but truncate a long name).
+ */
+static char *
+parse_pattern(Parser *p)
+{
+	Token	   *t = current(p);
+	StringInfoData buf;
+
+	if (t->kind != TOK_QUOTED || p->statement[t->start] != '"')
+		return parse_string(p, "a pattern string after LIKE");
+	p->pos++;
+	initStringInfo(&buf);
+	/* up to the closing quote; "a""b" is a"b (the scanner found it closed) */
+	for (const char *c = p->statement + t->start + 1; *c; c++)
+	{
+		if (*c == '"' && c[1] != '"')
+			break;
+		appendStringInfoChar(&buf, *c);
+		if (*c == '"')
+			c++;
+	}
+	return buf.data;
+}
+
+/*
  * '1M' is a month to GreptimeDB (humantime) and a minute to PostgreSQL,
  * which folds case: refused rather than read one way or the other.
  */
@@ -569,6 +659,18 @@ parse_with(Parser *p, FlowStatement *s)
 		else
 			key = parse_identifier(p, "an option name");
 		expect_char(p, '=');
+		/* an unknown option is that, whatever its value (GreptimeDB checks the name first) */
+		if (strcmp(key, "defer_on_missing_source") != 0 &&
+			strcmp(key, "experimental_enable_incremental_read") != 0 &&
+			strcmp(key, "backfill") != 0 && strcmp(key, "mode") != 0 &&
+			strcmp(key, "flow_type") != 0)
+		{
+			p->error_at = key_token->start;
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown flow option '%s'", key),
+					 errdetail("Supported options: defer_on_missing_source, experimental_enable_incremental_read, mode, backfill.")));
+		}
 		value_token = current(p);
 		if (value_token->kind != TOK_STRING && value_token->kind != TOK_WORD &&
 			value_token->kind != TOK_NUMBER)
@@ -606,11 +708,6 @@ parse_with(Parser *p, FlowStatement *s)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("flow option 'flow_type' is reserved for internal use"),
 					 errhint("flowpg's option mode = 'streaming' or 'batching' asks for an engine.")));
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown flow option '%s'", key),
-					 errdetail("Supported options: defer_on_missing_source, experimental_enable_incremental_read, mode, backfill.")));
 		p->error_at = -1;
 
 		/* as GreptimeDB shows them: booleans as 'true' / 'false' */
@@ -633,9 +730,18 @@ static char *
 parse_sink(Parser *p)
 {
 	int			first = p->pos;
-	List	   *parts = strip_catalog(p, parse_qualified(p, "a sink table name", 3), 2, first);
+	List	   *parts;
 	StringInfoData buf;
 	ListCell   *lc;
+
+	/*
+	 * SINK TO 'name': GreptimeDB's parser takes a single-quoted string for
+	 * an identifier, one name whatever it holds (as "name" here).
+	 */
+	if (current(p)->kind == TOK_STRING)
+		parts = list_make1(makeString(parse_string(p, "a sink table name")));
+	else
+		parts = strip_catalog(p, parse_qualified(p, "a sink table name", 3), 2, first);
 
 	initStringInfo(&buf);
 	foreach(lc, parts)
@@ -737,6 +843,8 @@ parse_create(Parser *p, FlowStatement *s)
 					 "EXPIRE AFTER, EVAL INTERVAL, COMMENT, WITH or AS");
 	if (current(p)->kind == TOK_END || (current(p)->kind == TOK_CHAR && current(p)->ch == ';'))
 		syntax_error(p, "the flow's query after AS");
+	if (is_tql_start(p, p->pos))
+		refuse_tql(p, current(p));
 	/* the query runs to the next ";" (the scanner keeps those in strings apart) */
 	first = p->pos;
 	while (current(p)->kind != TOK_END && !(current(p)->kind == TOK_CHAR && current(p)->ch == ';'))
@@ -791,7 +899,7 @@ parse_statement(Parser *p, FlowStatement *s)
 				(void) strip_catalog(p, list_make2(makeString(parse_identifier(p, "a database name")),
 												   makeString("")), 1, first);
 			if (accept_word(p, "like"))
-				s->pattern = parse_string(p, "a pattern string after LIKE");
+				s->pattern = parse_pattern(p);
 		}
 	}
 	else if (accept_word(p, "admin"))
@@ -1337,4 +1445,112 @@ flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	worker_check_pending_at_commit();
 	PG_RETURN_VOID();
+}
+
+/*
+ * flowpg._pending_flow_parts(statement, settings): what a pending flow's
+ * flow_definition shows in GreptimeDB's layout, as an active flow's: the
+ * sink schema-qualified (the schema it is, or would be created, in under
+ * the flow's search_path), EVAL INTERVAL, and the query as written.  NULLs
+ * when the statement no longer parses.
+ */
+PG_FUNCTION_INFO_V1(flowpg_pending_flow_parts);
+
+static char *
+qualified_sink(const char *sink_name, ArrayType *settings)
+{
+	char	   *copy = pstrdup(sink_name);
+	List	   *parts;
+	RangeVar   *rv;
+	Oid			nspid = InvalidOid;
+	Oid			relid;
+	int			nestlevel;
+	Datum	   *elems;
+	int			nelems;
+
+	if (!SplitIdentifierString(copy, '.', &parts) || list_length(parts) != 1)
+		return pstrdup(sink_name);	/* qualified as written */
+	rv = makeRangeVar(NULL, linitial(parts), -1);
+
+	/* under the search_path the flow starts with */
+	nestlevel = NewGUCNestLevel();
+	deconstruct_array(settings, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nelems);
+	for (int i = 0; i < nelems; i++)
+	{
+		char	   *setting = TextDatumGetCString(elems[i]);
+
+		if (strncmp(setting, "search_path=", 12) == 0)
+			(void) set_config_option("search_path", setting + 12, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+	}
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (OidIsValid(relid))
+		nspid = get_rel_namespace(relid);
+	else
+	{
+		List	   *path = fetch_search_path(false);
+
+		if (path != NIL && !isAnyTempNamespace(linitial_oid(path)))
+			nspid = linitial_oid(path);
+	}
+	AtEOXact_GUC(true, nestlevel);
+	if (!OidIsValid(nspid) || get_namespace_name(nspid) == NULL)
+		return pstrdup(sink_name);
+	return psprintf("%s.%s", quote_identifier(get_namespace_name(nspid)),
+					quote_identifier(rv->relname));
+}
+
+Datum
+flowpg_pending_flow_parts(PG_FUNCTION_ARGS)
+{
+	char	   *statement = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ArrayType  *settings = PG_GETARG_ARRAYTYPE_P(1);
+	MemoryContext oldcontext = CurrentMemoryContext;
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {true, true, true};
+	Parser		p;
+	FlowStatement *s = NULL;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	memset(&p, 0, sizeof(p));
+	p.error_at = -1;
+	PG_TRY();
+	{
+		List	   *statements = parse(&p, statement);
+
+		s = linitial(statements);
+		if (list_length(statements) != 1 || s->kind != STMT_CREATE)
+			s = NULL;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* a statement this version no longer reads: shown as written */
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_SYNTAX_ERROR &&
+			edata->sqlerrcode != ERRCODE_INVALID_PARAMETER_VALUE &&
+			edata->sqlerrcode != ERRCODE_FEATURE_NOT_SUPPORTED)
+			PG_RE_THROW();
+		FlushErrorState();
+		s = NULL;
+	}
+	PG_END_TRY();
+	if (s)
+	{
+		values[0] = CStringGetTextDatum(qualified_sink(s->sink_name, settings));
+		nulls[0] = false;
+		if (s->eval_interval)
+		{
+			values[1] = IntervalPGetDatum(s->eval_interval);
+			nulls[1] = false;
+		}
+		values[2] = CStringGetTextDatum(pnstrdup(p.statement + s->query_start,
+												 s->query_end - s->query_start));
+		nulls[2] = false;
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

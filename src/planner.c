@@ -894,7 +894,7 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 
 	moments = dialect_rewrite_raw((SelectStmt *) stmt->stmt, query_text,
 								  source && source->greptime_names);
-	query = parse_analyze_fixedparams(stmt, query_text, NULL, 0, NULL);
+	query = dialect_analyze(stmt, query_text, source && source->greptime_names);
 	query = dialect_rewrite_query(query, moments, query_text);
 
 	/* the caller must be able to read what the flow will read */

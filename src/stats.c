@@ -95,6 +95,24 @@ stats_record_rounds(int64 flow_id, BatchResult *result, int64 rounds,
 	record_success(flow_id, result, rounds, last_started, last_finished, 0);
 }
 
+/*
+ * A flush that found nothing to run (or only completed the backfill): the
+ * sink was up to date then, which last_execution_time shows (0.3).
+ */
+void
+stats_record_flush(int64 flow_id, TimestampTz at)
+{
+	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(at)};
+
+	/* not for a flow dropped while the flush waited for it: its statistics are gone */
+	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, last_flushed_at) "
+							   "SELECT $1, $2 WHERE EXISTS (SELECT FROM flowpg.flow WHERE flow_id = $1) "
+							   "ON CONFLICT (flow_id) DO UPDATE SET "
+							   "last_flushed_at = GREATEST(r.last_flushed_at, excluded.last_flushed_at)",
+							   2, types, values, NULL);
+}
+
 int
 stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 					 TimestampTz finished)

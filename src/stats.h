@@ -28,6 +28,7 @@ extern void stats_record_rounds(int64 flow_id, BatchResult *result, int64 rounds
  * A failed run: counts it, keeps the error (the last few per flow), marks
  * the flow failed and returns how many runs in a row have failed.
  */
+extern void stats_record_flush(int64 flow_id, TimestampTz at);
 extern int	stats_record_failure(int64 flow_id, ErrorData *edata,
 								 TimestampTz started, TimestampTz finished);
 

@@ -637,7 +637,12 @@ round_committed(StreamFlow *flow)
 	queue_remove(flow->flow_id, done);
 	list_free(done);
 	if (flow->backfill_ended)
+	{
+		/* the sink is up to date with the source: last_execution_time */
+		if (flow->sh)
+			flow->sh->stats.last_flush_at = GetCurrentTimestamp();
 		flow->backfilling = flow->backfill_ended = false;
+	}
 	if (flow->written != NIL)
 	{
 		ListCell   *lg;
@@ -690,6 +695,9 @@ publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed)
 		sh->stats.last_flush_at = committed;
 		sh->oldest_unflushed = 0;
 	}
+	/* a flush_flow answered with nothing left to write: up to date then too */
+	else if (flush_done && !failed && sh->oldest_unflushed == 0)
+		sh->stats.last_flush_at = committed;
 	store_counters_at(sh->store, &sh->stats.state_groups, &sh->stats.state_bytes);
 	sh->stats.refills = sh->refills;
 	sh->stats.repairs = sh->repairs;

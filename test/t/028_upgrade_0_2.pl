@@ -140,6 +140,8 @@ psql(q{SELECT * FROM flowpg.execute($$CREATE FLOW g_rate SINK TO g_rate AS
     FROM metrics GROUP BY device, time_window$$)});
 ok(poll_until(q{SELECT state FROM flowpg.flows WHERE flow_name = 'g_rate'}, 'active', 60),
 	'a new flow backfills online');
+is(psql(q{SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'g_rate'::regclass AND attname = 'rate'}),
+	'double precision', "with this release's GreptimeDB typing");
 is(psql(q{SELECT flow_mismatches('g_rate')}), '0', 'and is exact');
 psql(q{SELECT flowpg.create_flow('s_last', 's_last',
   $$SELECT device, date_trunc('hour', ts) AS hour, last_value(value ORDER BY ts) AS latest FROM metrics GROUP BY 1, 2$$,
