@@ -41,8 +41,10 @@ END $$;
 
 ---------------------------------------------------------------------------
 -- 1. Assignment casts.  flow_insert: GreptimeDB's sink has rate DOUBLE
--- and update_at TIMESTAMP; the flow's rate is numeric in PostgreSQL
--- (a decimal literal), converted as INSERT converts it.
+-- and update_at TIMESTAMP (written with the write's time in the flow's
+-- TimeZone).  The rate is double precision already (a decimal literal is
+-- Float64 in GreptimeDB's dialect); create_flow's native_rate below writes
+-- a numeric into a DOUBLE column.
 ---------------------------------------------------------------------------
 CREATE TABLE bytes_log (
     byte INT,
@@ -96,9 +98,7 @@ VALUES
     ('2025-01-01 00:00:37', 500);
 SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('find_approx_rate')$$);
 -- GreptimeDB: NULL | 2022-01-01, 0.0 | 2023-01-01, 6.633333333333334 | 2025-01-01T00:00:00,
--- 1.6666666666666667 | 2025-01-01T00:00:30.  6.633333333333333 here: PostgreSQL
--- divides by 30.0 in numeric (199/30 = 6.6333...33), which goes into the
--- DOUBLE column rounded; GreptimeDB divides in double precision.
+-- 1.6666666666666667 | 2025-01-01T00:00:30
 SELECT rate, time_window FROM approx_rate ORDER BY time_window ASC;
 SELECT pg_typeof(rate) AS rate_type, update_at IS NOT NULL AS has_update_at,
        pg_typeof(update_at) AS update_at_type
