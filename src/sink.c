@@ -921,10 +921,12 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 			continue;
 		if (strcmp(NameStr(attr->attname), "update_at") == 0)
 		{
+			Oid			written = TIMESTAMPTZOID;
+
 			/* the write's transaction time, converted as INSERT converts it */
 			if ((getBaseType(attr->atttypid) != TIMESTAMPTZOID &&
 				 getBaseType(attr->atttypid) != TIMESTAMPOID) ||
-				!can_coerce_type(1, (Oid[]) {TIMESTAMPTZOID}, &attr->atttypid, COERCION_ASSIGNMENT))
+				!can_coerce_type(1, &written, &attr->atttypid, COERCION_ASSIGNMENT))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
 						 errmsg("column \"update_at\" of sink table \"%s\" has type %s, but flowpg writes timestamp with time zone",
