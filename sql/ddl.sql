@@ -38,7 +38,7 @@ ALTER TABLE store.sales_per_hour ADD COLUMN remark text;
 ALTER TABLE store.purchases DROP COLUMN amount;
 ALTER TABLE store.purchases ALTER COLUMN customer_id TYPE bigint;
 ALTER TABLE store.sales_per_hour DROP COLUMN revenue;
-ALTER TABLE store.sales_per_hour ALTER COLUMN revenue TYPE float8;
+ALTER TABLE store.sales_per_hour ALTER COLUMN revenue TYPE interval USING make_interval(secs => revenue::float8);	-- no cast from numeric
 ALTER TABLE store.sales_per_hour RENAME COLUMN revenue TO income;
 DROP TRIGGER flowpg_capture_insert ON store.purchases;
 ALTER TABLE store.purchases DISABLE TRIGGER ALL;

@@ -70,7 +70,7 @@ SELECT * FROM try($$SELECT flowpg.create_flow('f', 'bad1', 'SELECT date_trunc(''
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'events', 'SELECT date_trunc(''hour'', at) AS at, count(*)::int AS n FROM events GROUP BY 1')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('f', 'pg_temp.bad1', 'SELECT date_trunc(''hour'', at) AS hour, count(*) AS n FROM events GROUP BY 1')$$);
 -- 46-52: existing sinks
-CREATE TABLE sink_wrong_type (hour timestamptz, n int);
+CREATE TABLE sink_wrong_type (hour timestamptz, n interval);	-- no cast from bigint
 CREATE TABLE sink_missing_column (hour timestamptz);
 CREATE TABLE sink_no_index (hour timestamptz, n bigint);
 CREATE TABLE sink_not_null (hour timestamptz UNIQUE, n bigint, owner_note text NOT NULL);

@@ -292,6 +292,16 @@ refuse_losing_key_index(FlowEntry *entry, const char *index_name, Oid except_ind
 {
 	if (get_rel_name(entry->sink_relid) == NULL)
 		return;					/* the sink goes too, and the flow with it */
+	if (!entry->is_aggregate)
+	{
+		/*
+		 * A projection keeps one row per key of the sink's unique index
+		 * (sink_projection_key): without that index its rows are kept by
+		 * another key, or appended -- recompute the sink by that rule.
+		 */
+		dirty_log_append(entry->flow_id, true, 0, 0, 0);
+		return;
+	}
 	if (!sink_has_key_index(entry->sink_relid, flow_plan_for_entry(entry), except_index))
 		ereport(ERROR,
 				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
@@ -688,8 +698,14 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				callback.arg = entry;
 				callback.previous = error_context_stack;
 				error_context_stack = &callback;
-				sink_check_columns(entry->sink_relid,
-								   flow_plan_query_tree(query, entry->window_output));
+				{
+					/* key casts may depend on the flow's pinned TimeZone */
+					int			nestlevel = flow_settings_push(entry->settings);
+
+					sink_check_columns(entry->sink_relid,
+									   flow_plan_query_tree(query, entry->window_output));
+					flow_settings_pop(nestlevel);
+				}
 				error_context_stack = callback.previous;
 				check_capture_triggers(entry->sink_relid, entry->flow_name);
 				sink_check_owner(entry->sink_relid, entry->owner);	/* ALTER ... OWNER TO */

@@ -287,7 +287,7 @@ flow_mode_reason(FlowPlan *plan, FlowMode requested, Interval *eval_interval)
  */
 static char *
 flow_options(const FlowDefinition *def, FlowPlan *plan, const char *canonical_query,
-			 const char *mode_reason)
+			 const char *mode_reason, const char *positional)
 {
 	StringInfoData buf;
 
@@ -314,6 +314,12 @@ flow_options(const FlowDefinition *def, FlowPlan *plan, const char *canonical_qu
 	}
 	if (def->greptime_options)
 		appendStringInfo(&buf, ", \"with\": %s", def->greptime_options);
+	/* outputs matched to sink columns by position (flowpg.execute), renamed */
+	if (positional)
+	{
+		appendStringInfoString(&buf, ", \"sink_columns_by_position\": ");
+		escape_json(&buf, positional);
+	}
 	appendStringInfoChar(&buf, '}');
 	return buf.data;
 }
@@ -397,6 +403,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	const char *mode_reason;
 	RangeVar   *sink;
 	bool		sink_created;
+	char	   *positional = NULL;
 	ListCell   *lc;
 
 	flowpg_require_preload();
@@ -456,6 +463,16 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 																eval_interval));
 	mode_reason = flow_mode_reason(plan, requested, eval_interval);
 	settings_warn_unsafe_search_path(entry->owner);
+	if (def->match_by_position)
+	{
+		/* the lock sink_prepare takes */
+		Oid			sink_relid = RangeVarGetRelid(sink, ShareRowExclusiveLock, true);
+
+		if (OidIsValid(sink_relid) &&
+			(get_rel_relkind(sink_relid) == RELKIND_RELATION ||
+			 get_rel_relkind(sink_relid) == RELKIND_PARTITIONED_TABLE))
+			positional = sink_match_by_position(sink_relid, plan);
+	}
 	entry->sink_relid = sink_prepare(sink, flow_name, plan,
 									 existing ? existing->flow_id : 0,
 									 &sink_created);
@@ -483,7 +500,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry->expire_after = expire_after;
 	entry->eval_interval = eval_interval;
 	entry->comment = def->comment ? pstrdup(def->comment) : NULL;
-	entry->options = flow_options(def, plan, entry->query, mode_reason);
+	entry->options = flow_options(def, plan, entry->query, mode_reason, positional);
 
 	if (existing)
 		deps_drop(existing);

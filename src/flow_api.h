@@ -34,6 +34,8 @@ typedef struct FlowDefinition
 	const char *greptime_options;	/* JSON object of its WITH options */
 	ArrayType  *settings;		/* pinned settings to keep (NULL: this session's) */
 	bool		vet_objects;	/* a pending flow starting: trust.c's rule applies */
+	/* GreptimeDB's matching of an existing sink's columns, by position where names differ */
+	bool		match_by_position;
 } FlowDefinition;
 
 typedef enum FlowCreated

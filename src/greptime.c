@@ -1196,6 +1196,8 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	def.greptime_options = s->with_json;
 	def.settings = s->pinned_settings;
 	def.vet_objects = starting_pending;
+	/* GreptimeDB matches an existing sink's columns by position where names differ */
+	def.match_by_position = true;
 	(void) flow_create(&def, &outcome);
 	if (rsinfo)
 		put_row(rsinfo, s->flow_name,

@@ -6,8 +6,21 @@
  * A missing sink is created with one column per output of the flow's query,
  * an update_at timestamptz column and a unique index (NULLS NOT DISTINCT,
  * as GROUP BY puts NULL keys into one group) on the group key columns.  An
- * existing sink is checked column by column, by name.  The DDL runs as the
- * calling user, who then owns the sink, and takes every identifier quoted.
+ * existing sink is checked column by column, by name (flowpg.execute
+ * matches by position where names differ, as GreptimeDB does:
+ * sink_match_by_position); an output may have another type than its
+ * column where INSERT would convert it (an assignment cast), and every
+ * write converts it so -- the streaming writes in C (sink_target), the
+ * batching refresh's INSERT ... SELECT by itself -- but a key only by a
+ * cast that cannot merge two keys (coercion_is_injective).  The DDL runs
+ * as the calling user, who then owns the sink, and takes every identifier
+ * quoted.
+ *
+ * A flow without aggregates writing a sink with a unique key over columns
+ * it writes (sink_projection_key) keeps one row per key: the last written
+ * wins in the streaming engine (rows are in commit order), and a
+ * recompute writes, of the query's rows of one key, the one whose other
+ * columns are greatest.
  *
  * The batching refresh replaces the rows of the windows it recomputes
  * (sink_replace_windows): a DELETE by window range, which the unique index
@@ -47,6 +60,18 @@
 #include "utils/datum.h"
 #include "utils/array.h"
 
+#include "access/genam.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_cast.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_proc.h"
+#include "commands/defrem.h"
+#include "executor/executor.h"
+#include "parser/parse_coerce.h"
+#include "catalog/pg_type.h"
+#include "pgtime.h"
+#include "utils/memutils.h"
+
 #include "catalog.h"
 #include "commands/trigger.h"
 #include "dirty_log.h"
@@ -63,6 +88,237 @@ qualified_relation_name(Oid relid)
 }
 
 static void sink_write_callback(void *arg);
+
+/*
+ * Assignment casts.  An output whose type differs from its sink column's
+ * is converted as INSERT converts it: the parser's coercion of the output
+ * to the column's type, typmod and domain in the assignment context
+ * (coerce_to_target_type with COERCION_ASSIGNMENT), NULL when PostgreSQL
+ * has no such cast, the input itself when nothing needs converting.  The
+ * input is a CaseTestExpr standing for the output's value: the streaming
+ * writes evaluate it over values in hand (sink_convert_*), the batching
+ * refresh's INSERT ... SELECT applies the same coercion itself.
+ */
+static Node *
+assignment_coercion(FlowOutput *out, Oid type, int32 typmod)
+{
+	CaseTestExpr *input = makeNode(CaseTestExpr);
+
+	input->typeId = out->type;
+	input->typeMod = out->typmod;
+	input->collation = out->collation;
+	return coerce_to_target_type(NULL, (Node *) input, out->type, type, typmod,
+								 COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
+}
+
+/* The default btree operator family of a type; InvalidOid when none. */
+static Oid
+btree_family(Oid type)
+{
+	Oid			opclass = GetDefaultOpClass(type, BTREE_AM_OID);
+
+	return OidIsValid(opclass) ? get_opclass_family(opclass) : InvalidOid;
+}
+
+/* Does the flow's pinned TimeZone (the one in force) keep one UTC offset at all times? */
+static bool
+timezone_has_fixed_offset(void)
+{
+	long		gmtoff;
+
+	return session_timezone != NULL && pg_get_timezone_offset(session_timezone, &gmtoff);
+}
+
+/*
+ * Is the conversion of a key injective: can two different keys of the flow
+ * never become one value of the sink column (then one sink row would hold
+ * two groups)?  Proven, or false with *why saying what could merge:
+ *  - nothing converted, a domain check, or a binary-coercible relabelling
+ *    between types whose equality is the same operator;
+ *  - an implicit cast by an immutable function between two types of one
+ *    btree operator family with a cross-type equality (int -> bigint, date
+ *    -> timestamp, real -> double precision): the family's contract
+ *    requires its implicit casts to keep the sort order, and its equality
+ *    to be transitive across its types, so a = cast(a) and distinct keys
+ *    stay distinct;
+ *  - the same for a stable implicit cast (timestamp -> timestamptz, date ->
+ *    timestamptz: they read TimeZone) when the flow's pinned TimeZone has a
+ *    fixed offset (UTC): elsewhere the local times of a DST gap become one
+ *    instant.
+ * Length coercions (numeric -> numeric(10,2), text -> varchar(n): they
+ * round or trim), assignment-only casts (numeric -> integer, timestamptz
+ * -> timestamp), implicit casts across families (bigint -> double
+ * precision: 2^53 and 2^53 + 1 become one), I/O conversions and anything
+ * else are not proven.
+ */
+static bool
+coercion_is_injective(Node *expr, const char **why)
+{
+	while (!IsA(expr, CaseTestExpr))
+	{
+		if (IsA(expr, CoerceToDomain))
+			expr = (Node *) ((CoerceToDomain *) expr)->arg;
+		else if (IsA(expr, RelabelType))
+		{
+			Node	   *arg = (Node *) ((RelabelType *) expr)->arg;
+			TypeCacheEntry *from = lookup_type_cache(exprType(arg), TYPECACHE_EQ_OPR);
+			TypeCacheEntry *to = lookup_type_cache(((RelabelType *) expr)->resulttype,
+												   TYPECACHE_EQ_OPR);
+
+			if (from->eq_opr != to->eq_opr)
+			{
+				*why = "the two types compare values by different equality operators";
+				return false;
+			}
+			expr = arg;
+		}
+		else if (IsA(expr, FuncExpr) && ((FuncExpr *) expr)->args != NIL)
+		{
+			FuncExpr   *func = (FuncExpr *) expr;
+			Node	   *arg = linitial(func->args);
+			Oid			source = exprType(arg);
+			Oid			target = func->funcresulttype;
+			HeapTuple	tuple;
+			char		context;
+			char		volatility = func_volatile(func->funcid);
+			Oid			family;
+
+			if (source == target)
+			{
+				*why = "the conversion to the column's typmod rounds or trims values";
+				return false;
+			}
+			tuple = SearchSysCache2(CASTSOURCETARGET, ObjectIdGetDatum(source),
+									ObjectIdGetDatum(target));
+			if (!HeapTupleIsValid(tuple))
+			{
+				*why = "the conversion is not a cast of the catalog";
+				return false;
+			}
+			context = ((Form_pg_cast) GETSTRUCT(tuple))->castcontext;
+			ReleaseSysCache(tuple);
+			if (context != COERCION_CODE_IMPLICIT)
+			{
+				*why = "the cast is an assignment cast, which may round, truncate or shift values";
+				return false;
+			}
+			family = btree_family(source);
+			if (!OidIsValid(family) || family != btree_family(target) ||
+				!OidIsValid(get_opfamily_member(family, source, target, BTEqualStrategyNumber)))
+			{
+				*why = "the two types are not of one btree operator family, which would guarantee that the cast keeps values apart";
+				return false;
+			}
+			if (volatility == PROVOLATILE_STABLE && !timezone_has_fixed_offset())
+			{
+				*why = "the cast depends on the flow's TimeZone, which has daylight saving or other offset changes: the local times of a gap become one instant";
+				return false;
+			}
+			if (volatility == PROVOLATILE_VOLATILE)
+			{
+				*why = "the cast is volatile";
+				return false;
+			}
+			expr = arg;
+		}
+		else
+		{
+			*why = IsA(expr, CoerceViaIO) ? "the cast converts through the types' text, which may map different values to one" :
+				"flowpg cannot show that the conversion keeps different values apart";
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * How the rows of a write are converted for the sink: per output, the
+ * sink column's type and the compiled assignment coercion (NULL: the value
+ * is written as it is).
+ */
+typedef struct SinkTarget
+{
+	Oid		   *types;
+	int32	   *typmods;
+	ExprState **coerce;
+	ExprContext *econtext;
+} SinkTarget;
+
+static SinkTarget *
+sink_target(Oid sink_relid, FlowPlan *plan)
+{
+	SinkTarget *target = palloc0(sizeof(SinkTarget));
+
+	target->types = palloc(sizeof(Oid) * Max(plan->noutputs, 1));
+	target->typmods = palloc(sizeof(int32) * Max(plan->noutputs, 1));
+	target->coerce = palloc0(sizeof(ExprState *) * Max(plan->noutputs, 1));
+	for (int c = 0; c < plan->noutputs; c++)
+	{
+		FlowOutput *out = &plan->outputs[c];
+		AttrNumber	attnum = get_attnum(sink_relid, out->name);
+		Oid			collation;
+		Node	   *coerce;
+
+		if (attnum == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("sink table %s has no column \"%s\" for the flow's output",
+							get_rel_name(sink_relid), out->name)));
+		get_atttypetypmodcoll(sink_relid, attnum, &target->types[c], &target->typmods[c],
+							  &collation);
+		coerce = assignment_coercion(out, target->types[c], target->typmods[c]);
+		if (coerce == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of sink table %s has type %s, but the flow outputs %s",
+							out->name, get_rel_name(sink_relid),
+							format_type_be(target->types[c]), format_type_be(out->type))));
+		if (IsA(coerce, CaseTestExpr))
+			continue;
+		if (target->econtext == NULL)
+			target->econtext = CreateStandaloneExprContext();
+		target->coerce[c] = ExecInitExpr((Expr *) expression_planner((Expr *) coerce), NULL);
+	}
+	return target;
+}
+
+static void
+sink_target_free(SinkTarget *target)
+{
+	if (target->econtext)
+		FreeExprContext(target->econtext, true);
+}
+
+/* Output c's value as the sink column holds it (in the current memory context). */
+static Datum
+sink_target_convert(SinkTarget *target, int c, Datum value, bool *isnull)
+{
+	if (target->coerce[c] == NULL)
+		return value;
+	target->econtext->caseValue_datum = value;
+	target->econtext->caseValue_isNull = *isnull;
+	return ExecEvalExpr(target->coerce[c], target->econtext, isnull);
+}
+
+Datum
+sink_convert_value(Oid sink_relid, FlowPlan *plan, int output, Datum value, Oid *type)
+{
+	SinkTarget *target = sink_target(sink_relid, plan);
+	bool		isnull = false;
+	Datum		result;
+	int16		typlen;
+	bool		typbyval;
+
+	result = sink_target_convert(target, output, value, &isnull);
+	*type = target->types[output];
+	get_typlenbyval(*type, &typlen, &typbyval);
+	if (!isnull)
+		result = datumCopy(result, typbyval, typlen);
+	sink_target_free(target);
+	if (isnull)
+		elog(ERROR, "flowpg: a window bound became NULL in the sink's type");
+	return result;
+}
 
 /*
  * Runs one statement; the caller is connected to SPI.  Writing a flow's
@@ -278,6 +534,102 @@ conflict_on_placeholder(Oid sink_relid, FlowPlan *plan)
 	return placeholder;
 }
 
+static int
+output_index(FlowPlan *plan, const char *name)
+{
+	for (int i = 0; i < plan->noutputs; i++)
+		if (strcmp(plan->outputs[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * The key of a flow without aggregates (a projection): the sink's unique
+ * index whose columns the flow writes -- its outputs, and __ts_placeholder
+ * when flowpg fills it (the same value in every row) -- without
+ * expressions or a predicate, not deferrable (ON CONFLICT needs that).
+ * The primary key when it qualifies, else the qualifying index of fewest
+ * columns (then the oldest).  flowpg keeps one row per key of it.
+ */
+bool
+sink_projection_key(Oid sink_relid, FlowPlan *plan, Oid except_index, SinkKey *key)
+{
+	Relation	rel;
+	List	   *indexes;
+	ListCell   *lc;
+	HeapTuple	best = NULL;
+	AttrNumber	placeholder = get_attnum(sink_relid, TS_PLACEHOLDER);
+
+	memset(key, 0, sizeof(SinkKey));
+	if (plan->is_aggregate)
+		return false;
+	if (is_output(plan, TS_PLACEHOLDER))
+		placeholder = InvalidAttrNumber;	/* the flow writes it */
+	rel = table_open(sink_relid, AccessShareLock);
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		HeapTuple	tuple = SearchSysCacheCopy1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index index;
+		bool		usable;
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		index = (Form_pg_index) GETSTRUCT(tuple);
+		usable = lfirst_oid(lc) != except_index &&
+			index->indisunique && index->indisvalid && index->indimmediate &&
+			heap_attisnull(tuple, Anum_pg_index_indexprs, NULL) &&
+			heap_attisnull(tuple, Anum_pg_index_indpred, NULL);
+		for (int i = 0; usable && i < index->indnkeyatts; i++)
+		{
+			AttrNumber	attno = index->indkey.values[i];
+			Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(rel), attno - 1);
+
+			if (attno != placeholder && output_index(plan, NameStr(attr->attname)) < 0)
+				usable = false;
+		}
+		if (usable)
+		{
+			Form_pg_index b = best ? (Form_pg_index) GETSTRUCT(best) : NULL;
+
+			if (b == NULL ||
+				(index->indisprimary && !b->indisprimary) ||
+				(index->indisprimary == b->indisprimary &&
+				 (index->indnkeyatts < b->indnkeyatts ||
+				  (index->indnkeyatts == b->indnkeyatts && index->indexrelid < b->indexrelid))))
+				best = tuple;
+		}
+	}
+	if (best)
+	{
+		Form_pg_index index = (Form_pg_index) GETSTRUCT(best);
+		StringInfoData cols;
+
+		initStringInfo(&cols);
+		key->index = index->indexrelid;
+		key->is_key = palloc0(sizeof(bool) * Max(plan->noutputs, 1));
+		for (int i = 0; i < index->indnkeyatts; i++)
+		{
+			AttrNumber	attno = index->indkey.values[i];
+			Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(rel), attno - 1);
+
+			appendStringInfo(&cols, "%s%s", i ? ", " : "", quote_identifier(NameStr(attr->attname)));
+			if (attno == placeholder)
+			{
+				key->placeholder = true;
+				continue;
+			}
+			key->is_key[output_index(plan, NameStr(attr->attname))] = true;
+			/* NULL keys never conflict: such rows are all kept */
+			if (!index->indnullsnotdistinct && !attr->attnotnull)
+				key->nulls_distinct = true;
+		}
+		key->columns = cols.data;
+	}
+	table_close(rel, AccessShareLock);
+	return OidIsValid(key->index);
+}
+
 /* The columns of the group key index, for messages. */
 static char *
 group_columns_text(FlowPlan *plan)
@@ -296,7 +648,14 @@ sink_write_callback(void *arg)
 	int			code = geterrcode();
 
 	errcontext("writing sink table %s of flow \"%s\"", cxt->sink_name, cxt->flow_name);
-	if (code == ERRCODE_INVALID_COLUMN_REFERENCE || code == ERRCODE_UNIQUE_VIOLATION)
+	if (code != ERRCODE_INVALID_COLUMN_REFERENCE && code != ERRCODE_UNIQUE_VIOLATION)
+		return;
+	if (cxt->key_columns)
+		errhint("The flow has no aggregates: flowpg keeps the last row per key of the sink's unique index on (%s); another unique index of the sink, or rows written by others, may collide with the flow's. refresh_flow() recomputes the sink.",
+				cxt->key_columns);
+	else if (!cxt->plan->is_aggregate)
+		errhint("The flow has no aggregates: flowpg appends its rows, keeping the last row per key only by a unique index on columns the flow writes (no expressions, no predicate, not deferrable), which the sink lacks. refresh_flow() recomputes the sink.");
+	else
 		errhint("flowpg writes one row per group of the flow: the sink needs its unique index on (%s), and rows written by others may collide with the flow's. refresh_flow() recomputes the sink.",
 				group_columns_text(cxt->plan));
 }
@@ -311,6 +670,14 @@ sink_write_context_push(SinkWriteContext *cxt, Oid sink_relid, FlowPlan *plan,
 		cxt->sink_name = "?";
 	cxt->plan = plan;
 	cxt->flow_name = flow_name;
+	cxt->key_columns = NULL;
+	if (!plan->is_aggregate)
+	{
+		SinkKey		key;
+
+		if (sink_projection_key(sink_relid, plan, InvalidOid, &key))
+			cxt->key_columns = key.columns;
+	}
 	cxt->callback.callback = sink_write_callback;
 	cxt->callback.arg = cxt;
 	cxt->callback.previous = error_context_stack;
@@ -321,6 +688,167 @@ void
 sink_write_context_pop(SinkWriteContext *cxt)
 {
 	error_context_stack = cxt->callback.previous;
+}
+
+/*
+ * GreptimeDB's matching of a pre-created sink's columns (flowpg.execute):
+ * outputs named after sink columns are matched by name; when some are
+ * not, they are matched by position, each to the sink column at its own
+ * position, which must be one no output names -- the columns flowpg fills
+ * (update_at, __ts_placeholder) skipped wherever they are.  The flow then
+ * has as many outputs as the sink such columns, or one fewer when the
+ * sink's last one is a time column (GreptimeDB writes its now() there,
+ * flowpg leaves it to its default).  The outputs matched by position are
+ * renamed after their columns in the analysed query, so that everything
+ * after this matches by name.  Returns "out AS col, ..." for those, NULL
+ * when every output matched by name.
+ */
+char *
+sink_match_by_position(Oid sink_relid, FlowPlan *plan)
+{
+	Relation	rel = table_open(sink_relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *columns = NIL;	/* Form_pg_attribute */
+	int			ncolumns;
+	bool	   *extra = palloc0(sizeof(bool) * Max(plan->noutputs, 1));
+	bool		any_extra = false;
+	StringInfoData outs;
+	StringInfoData cols;
+	StringInfoData renamed;
+	ListCell   *lc;
+	int			i;
+
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, a);
+
+		if (attr->attisdropped ||
+			((strcmp(NameStr(attr->attname), "update_at") == 0 ||
+			  strcmp(NameStr(attr->attname), TS_PLACEHOLDER) == 0) &&
+			 !is_output(plan, NameStr(attr->attname))))
+			continue;
+		columns = lappend(columns, attr);
+	}
+	ncolumns = list_length(columns);
+	for (i = 0; i < plan->noutputs; i++)
+	{
+		extra[i] = true;
+		foreach(lc, columns)
+			if (strcmp(NameStr(((Form_pg_attribute) lfirst(lc))->attname), plan->outputs[i].name) == 0)
+				extra[i] = false;
+		any_extra |= extra[i];
+	}
+	if (!any_extra)
+	{
+		table_close(rel, AccessShareLock);
+		return NULL;
+	}
+
+	initStringInfo(&outs);
+	initStringInfo(&cols);
+	for (i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&outs, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	foreach(lc, columns)
+		appendStringInfo(&cols, "%s%s", foreach_current_index(lc) ? ", " : "",
+						 quote_identifier(NameStr(((Form_pg_attribute) lfirst(lc))->attname)));
+	if (!(plan->noutputs == ncolumns ||
+		  (plan->noutputs + 1 == ncolumns &&
+		   TypeCategory(((Form_pg_attribute) llast(columns))->atttypid) == TYPCATEGORY_DATETIME)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the flow's %d output columns do not match the %d columns of sink table \"%s\"",
+						plan->noutputs, ncolumns, RelationGetRelationName(rel)),
+				 errdetail("The flow outputs (%s), the sink has (%s) besides update_at and __ts_placeholder. Outputs not named after a sink column are matched by position, as GreptimeDB does, which needs as many outputs as columns (or one fewer, when the last column is a time column).",
+						   outs.data, cols.data),
+				 errhint("Name each output after its sink column (AS name), or add or drop sink columns.")));
+
+	initStringInfo(&renamed);
+	for (i = 0; i < plan->noutputs; i++)
+	{
+		Form_pg_attribute attr;
+		bool		named = false;
+		ListCell   *tl;
+		int			output = 0;
+
+		if (!extra[i])
+			continue;
+		attr = i < ncolumns ? list_nth(columns, i) : NULL;
+		for (int j = 0; attr && j < plan->noutputs; j++)
+			if (!extra[j] && strcmp(plan->outputs[j].name, NameStr(attr->attname)) == 0)
+				named = true;
+		if (attr == NULL || named)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("output column \"%s\" of the flow matches no column of sink table \"%s\"",
+							plan->outputs[i].name, RelationGetRelationName(rel)),
+					 errdetail("The flow outputs (%s), the sink has (%s) besides update_at and __ts_placeholder. An output not named after a sink column is matched by position, as GreptimeDB does, to the column at its own position (%d), which %s.",
+							   outs.data, cols.data, i + 1,
+							   attr ? "another output names" : "the sink does not have"),
+					 errhint("Name the output after its sink column (AS name).")));
+		if (assignment_coercion(&plan->outputs[i], attr->atttypid, attr->atttypmod) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("output column \"%s\" of the flow, matched by position to column \"%s\" of sink table \"%s\", has type %s, but the column has type %s",
+							plan->outputs[i].name, NameStr(attr->attname), RelationGetRelationName(rel),
+							format_type_be(plan->outputs[i].type),
+							format_type_extended(attr->atttypid, attr->atttypmod,
+												 FORMAT_TYPE_TYPEMOD_GIVEN)),
+					 errdetail("PostgreSQL has no assignment cast from %s to %s. Outputs not named after a sink column are matched by position, as GreptimeDB does.",
+							   format_type_be(plan->outputs[i].type), format_type_be(attr->atttypid)),
+					 errhint("Name the output after the sink column it is meant for (AS name), or cast it.")));
+		appendStringInfo(&renamed, "%s%s AS %s", renamed.len ? ", " : "",
+						 quote_identifier(plan->outputs[i].name),
+						 quote_identifier(NameStr(attr->attname)));
+		plan->outputs[i].name = pstrdup(NameStr(attr->attname));
+		foreach(tl, plan->query->targetList)
+		{
+			TargetEntry *tle = lfirst_node(TargetEntry, tl);
+
+			if (tle->resjunk)
+				continue;
+			if (output++ == i)
+				tle->resname = plan->outputs[i].name;
+		}
+	}
+	table_close(rel, AccessShareLock);
+	return renamed.data;
+}
+
+/*
+ * A projection keeps one row per key of the sink's unique index: keys the
+ * conversion into the sink could merge would merge rows of different keys.
+ */
+static void
+check_projection_key(Oid sink_relid, FlowPlan *plan, const char *relname)
+{
+	SinkKey		key;
+
+	if (!sink_projection_key(sink_relid, plan, InvalidOid, &key))
+		return;
+	for (int i = 0; i < plan->noutputs; i++)
+	{
+		FlowOutput *out = &plan->outputs[i];
+		Oid			type;
+		int32		typmod;
+		Oid			collation;
+		const char *why = NULL;
+		Node	   *coerce;
+
+		if (!key.is_key[i])
+			continue;
+		get_atttypetypmodcoll(sink_relid, get_attnum(sink_relid, out->name), &type, &typmod,
+							  &collation);
+		coerce = assignment_coercion(out, type, typmod);
+		if (coerce && !coercion_is_injective(coerce, &why))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
+							out->name, relname, format_type_extended(type, typmod, FORMAT_TYPE_TYPEMOD_GIVEN),
+							format_type_be(out->type)),
+					 errdetail("flowpg keeps one row per key of the sink's unique index on (%s); converting the key could make rows of different keys one: %s.",
+							   key.columns, why),
+					 errhint("Give the column the output's type, or cast the output in the flow's query to the column's type.")));
+	}
 }
 
 void
@@ -336,6 +864,8 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 	{
 		FlowOutput *out = &plan->outputs[i];
 		Form_pg_attribute attr = NULL;
+		Node	   *coerce;
+		const char *why = NULL;
 
 		for (int a = 0; a < desc->natts; a++)
 		{
@@ -351,13 +881,31 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 					 errdetail("The flow outputs column \"%s\" of type %s.",
 							   out->name, format_type_be(out->type)),
 					 errhint("Add the column to the sink table, or name the output after an existing column.")));
-		if (attr->atttypid != out->type)
+		coerce = assignment_coercion(out, attr->atttypid, attr->atttypmod);
+		if (coerce == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
-							out->name, relname, format_type_be(attr->atttypid),
+							out->name, relname,
+							format_type_extended(attr->atttypid, attr->atttypmod,
+												 FORMAT_TYPE_TYPEMOD_GIVEN),
 							format_type_be(out->type)),
-					 errhint("Cast the output column in the flow's query, or change the column's type.")));
+					 errdetail("PostgreSQL has no assignment cast from %s to %s: INSERT would refuse the value too.",
+							   format_type_be(out->type), format_type_be(attr->atttypid)),
+					 errhint("Cast the output column in the flow's query (%s::%s), or change the column's type.",
+							 quote_identifier(out->name),
+							 format_type_extended(attr->atttypid, attr->atttypmod,
+												  FORMAT_TYPE_TYPEMOD_GIVEN))));
+		if (out->is_group_key && !coercion_is_injective(coerce, &why))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("group key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
+							out->name, relname,
+							format_type_extended(attr->atttypid, attr->atttypmod,
+												 FORMAT_TYPE_TYPEMOD_GIVEN),
+							format_type_be(out->type)),
+					 errdetail("Converting the key could write two groups into one sink row: %s.", why),
+					 errhint("Give the column the output's type, or cast the key in the flow's query (GROUP BY the cast value) to the column's type.")));
 		if (out->is_group_key)
 		{
 			keys = bms_add_member(keys, attr->attnum);
@@ -373,11 +921,18 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 			continue;
 		if (strcmp(NameStr(attr->attname), "update_at") == 0)
 		{
-			if (attr->atttypid != TIMESTAMPTZOID)
+			Oid			written = TIMESTAMPTZOID;
+
+			/* the write's transaction time, converted as INSERT converts it */
+			if ((getBaseType(attr->atttypid) != TIMESTAMPTZOID &&
+				 getBaseType(attr->atttypid) != TIMESTAMPOID) ||
+				!can_coerce_type(1, &written, &attr->atttypid, COERCION_ASSIGNMENT))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATATYPE_MISMATCH),
 						 errmsg("column \"update_at\" of sink table \"%s\" has type %s, but flowpg writes timestamp with time zone",
-								relname, format_type_be(attr->atttypid))));
+								relname, format_type_be(attr->atttypid)),
+						 errdetail("flowpg writes the time of each write into a column named update_at: a timestamp with time zone, or a timestamp (the time in the flow's TimeZone)."),
+						 errhint("Make it a timestamp with time zone or timestamp column, or rename it.")));
 			continue;
 		}
 		written = is_output(plan, NameStr(attr->attname));
@@ -414,6 +969,7 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 						 qualified_relation_name(sink_relid), cols)));
 	}
 	table_close(rel, AccessShareLock);
+	check_projection_key(sink_relid, plan, relname);
 }
 
 void
@@ -617,32 +1173,50 @@ sink_rows_add(SinkRows *rows, FlowPlan *plan, Datum *values, bool *nulls)
 	rows->nrows++;
 }
 
-/* $n as an array of output column c, for unnest(). */
+/*
+ * $n as an array of output column c, for unnest(): in the sink column's
+ * type, each value converted as INSERT would convert it.
+ */
 static Datum
-column_array(SinkRows *rows, FlowPlan *plan, int c, Oid *arraytype)
+column_array(SinkRows *rows, SinkTarget *target, int c, Oid *arraytype)
 {
-	Oid			type = plan->outputs[c].type;
+	Oid			type = target->types[c];
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
 	int			dims[1] = {rows->nrows};
 	int			lbs[1] = {1};
+	Datum	   *values = rows->values[c];
+	bool	   *nulls = rows->nulls[c];
 
 	*arraytype = get_array_type(type);
 	if (!OidIsValid(*arraytype))
 		elog(ERROR, "flowpg: type %s has no array type", format_type_be(type));
 	get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
-	return PointerGetDatum(construct_md_array(rows->values[c], rows->nulls[c], 1, dims, lbs,
+	if (target->coerce[c])
+	{
+		values = palloc(sizeof(Datum) * Max(rows->nrows, 1));
+		nulls = palloc(sizeof(bool) * Max(rows->nrows, 1));
+		for (int r = 0; r < rows->nrows; r++)
+		{
+			nulls[r] = rows->nulls[c][r];
+			values[r] = sink_target_convert(target, c, rows->values[c][r], &nulls[r]);
+		}
+	}
+	return PointerGetDatum(construct_md_array(values, nulls, 1, dims, lbs,
 											  type, typlen, typbyval, typalign));
 }
 
 /*
  * "FROM ROWS FROM (unnest($1), unnest($2), ...) AS u(c1, c2, ...)" over the columns
- * keep[c] selects, with their arrays as arguments.
+ * keep[c] selects, with their arrays as arguments; WITH ORDINALITY as
+ * column ORDINALITY_COLUMN when ordinality.
  */
+#define ORDINALITY_COLUMN "?flowpg_n"
+
 static void
-append_unnest(StringInfo sql, SinkRows *rows, FlowPlan *plan, bool *keep,
-			  Oid *argtypes, Datum *args, int *nargs)
+append_unnest(StringInfo sql, SinkRows *rows, FlowPlan *plan, SinkTarget *target, bool *keep,
+			  bool ordinality, Oid *argtypes, Datum *args, int *nargs)
 {
 	bool		first = true;
 
@@ -651,12 +1225,12 @@ append_unnest(StringInfo sql, SinkRows *rows, FlowPlan *plan, bool *keep,
 	{
 		if (!keep[c])
 			continue;
-		args[*nargs] = column_array(rows, plan, c, &argtypes[*nargs]);
+		args[*nargs] = column_array(rows, target, c, &argtypes[*nargs]);
 		(*nargs)++;
 		appendStringInfo(sql, "%spg_catalog.unnest($%d)", first ? "" : ", ", *nargs);
 		first = false;
 	}
-	appendStringInfoString(sql, ") AS u(");
+	appendStringInfo(sql, ")%s AS u(", ordinality ? " WITH ORDINALITY" : "");
 	first = true;
 	for (int c = 0; c < plan->noutputs; c++)
 	{
@@ -665,6 +1239,8 @@ append_unnest(StringInfo sql, SinkRows *rows, FlowPlan *plan, bool *keep,
 		appendStringInfo(sql, "%s%s", first ? "" : ", ", quote_identifier(plan->outputs[c].name));
 		first = false;
 	}
+	if (ordinality)
+		appendStringInfo(sql, ", %s", quote_identifier(ORDINALITY_COLUMN));
 	appendStringInfoChar(sql, ')');
 }
 
@@ -705,33 +1281,72 @@ filled_columns(Oid sink_relid, FlowPlan *plan, StringInfo columns, StringInfo va
 }
 
 /*
- * " ON CONFLICT (the group keys) DO UPDATE SET ..." of an INSERT INTO the
- * sink AS s: a group's row is rewritten only when a value changed.
+ * The key columns of a projection's deduplication, prefixed: with
+ * nulls_distinct, a row with a NULL key is a key of its own (its number).
  */
 static void
-append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan)
+append_dedup_keys(StringInfo sql, FlowPlan *plan, bool *keys, bool nulls_distinct,
+				  const char *prefix, const char *number)
+{
+	bool		first = true;
+
+	for (int c = 0; c < plan->noutputs; c++)
+		if (keys[c])
+		{
+			appendStringInfo(sql, "%s%s%s", first ? "" : ", ", prefix,
+							 quote_identifier(plan->outputs[c].name));
+			first = false;
+		}
+	if (nulls_distinct)
+	{
+		appendStringInfoString(sql, ", CASE WHEN false");
+		for (int c = 0; c < plan->noutputs; c++)
+			if (keys[c])
+				appendStringInfo(sql, " OR %s%s IS NULL", prefix,
+								 quote_identifier(plan->outputs[c].name));
+		appendStringInfo(sql, " THEN %s END", number);
+	}
+}
+
+/*
+ * " ON CONFLICT (conflict) DO UPDATE SET ..." of an INSERT INTO the sink AS
+ * s: a row is rewritten only when a value changed.  conflict NULL: the
+ * group keys (and __ts_placeholder where the index has it); keys NULL: the
+ * group key outputs, which are not updated.  Values are compared in the
+ * sink column's type.
+ */
+static void
+append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan, const char *conflict,
+					 bool *keys)
 {
 	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
 	StringInfoData changed;
 	bool		first;
 
 	appendStringInfoString(sql, " ON CONFLICT (");
-	append_group_columns(sql, plan);
-	if (conflict_on_placeholder(sink_relid, plan))
-		appendStringInfoString(sql, ", " TS_PLACEHOLDER);
+	if (conflict)
+		appendStringInfoString(sql, conflict);
+	else
+	{
+		append_group_columns(sql, plan);
+		if (conflict_on_placeholder(sink_relid, plan))
+			appendStringInfoString(sql, ", " TS_PLACEHOLDER);
+	}
 	appendStringInfoString(sql, ") DO ");
 	initStringInfo(&changed);
 	first = true;
 	for (int c = 0; c < plan->noutputs; c++)
 	{
 		const char *col = quote_identifier(plan->outputs[c].name);
+		AttrNumber	attnum = get_attnum(sink_relid, plan->outputs[c].name);
 		TypeCacheEntry *tc;
 
-		if (plan->outputs[c].is_group_key)
+		if (keys ? keys[c] : plan->outputs[c].is_group_key)
 			continue;
 		appendStringInfo(sql, "%s%s = excluded.%s", first ? "UPDATE SET " : ", ", col, col);
 		/* types without an equality operator are compared as text */
-		tc = lookup_type_cache(plan->outputs[c].type, TYPECACHE_EQ_OPR);
+		tc = lookup_type_cache(attnum != InvalidAttrNumber ? get_atttype(sink_relid, attnum) :
+							   plan->outputs[c].type, TYPECACHE_EQ_OPR);
 		if (OidIsValid(tc->eq_opr))
 			appendStringInfo(&changed, "%ss.%s IS DISTINCT FROM excluded.%s",
 							 first ? "" : " OR ", col, col);
@@ -755,27 +1370,57 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 {
 	char	   *sink;
 	bool	   *all = palloc(sizeof(bool) * Max(plan->noutputs, 1));
+	bool	   *keys = palloc(sizeof(bool) * Max(plan->noutputs, 1));
 	Oid		   *argtypes = palloc(sizeof(Oid) * Max(plan->noutputs, 1));
 	Datum	   *args = palloc(sizeof(Datum) * Max(plan->noutputs, 1));
 	int			nargs = 0;
 	StringInfoData sql;
+	StringInfoData conflict;
+	SinkTarget *target;
+	SinkKey		key;
+	bool		projection_key = false;
 
 	if (rows->nrows == 0)
 		return;
 	sink = locked_sink_name(sink_relid);
+	target = sink_target(sink_relid, plan);
 	if (upsert && !has_group_keys(plan))
 	{
 		/* one row, the whole result: replace it */
 		run_sql(psprintf("DELETE FROM %s", sink), 0, NULL, NULL, SPI_OK_DELETE);
 		upsert = false;
 	}
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink);
+	initStringInfo(&conflict);
 	for (int c = 0; c < plan->noutputs; c++)
 	{
 		all[c] = true;
-		appendStringInfo(&sql, "%s%s", c ? ", " : "", quote_identifier(plan->outputs[c].name));
+		keys[c] = plan->outputs[c].is_group_key;
 	}
+	if (upsert)
+	{
+		append_group_columns(&conflict, plan);
+		if (conflict_on_placeholder(sink_relid, plan))
+			appendStringInfoString(&conflict, ", " TS_PLACEHOLDER);
+	}
+	else if (sink_projection_key(sink_relid, plan, InvalidOid, &key))
+	{
+		/*
+		 * A projection into a sink with a unique key: the last row written
+		 * per key wins.  The rows are in the order their transactions
+		 * committed (and, within one, their statements ran); ON CONFLICT
+		 * cannot touch a row twice, so of the rows of one key in this
+		 * statement the last one goes in.  Rows with a NULL key never
+		 * conflict (NULLS DISTINCT): each is kept.
+		 */
+		projection_key = true;
+		upsert = true;
+		memcpy(keys, key.is_key, sizeof(bool) * plan->noutputs);
+		appendStringInfoString(&conflict, key.columns);
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink);
+	for (int c = 0; c < plan->noutputs; c++)
+		appendStringInfo(&sql, "%s%s", c ? ", " : "", quote_identifier(plan->outputs[c].name));
 	{
 		StringInfoData columns;
 		StringInfoData values;
@@ -783,12 +1428,29 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 		initStringInfo(&columns);
 		initStringInfo(&values);
 		filled_columns(sink_relid, plan, &columns, &values);
-		appendStringInfo(&sql, "%s) SELECT u.*%s", columns.data, values.data);
+		appendStringInfo(&sql, "%s) SELECT ", columns.data);
+		if (projection_key)
+		{
+			appendStringInfoString(&sql, "DISTINCT ON (");
+			append_dedup_keys(&sql, plan, keys, key.nulls_distinct, "u.",
+							  "u.\"" ORDINALITY_COLUMN "\"");
+			appendStringInfoChar(&sql, ')');
+		}
+		for (int c = 0; c < plan->noutputs; c++)
+			appendStringInfo(&sql, "%su.%s", c ? ", " : " ", quote_identifier(plan->outputs[c].name));
+		appendStringInfoString(&sql, values.data);
 	}
-	append_unnest(&sql, rows, plan, all, argtypes, args, &nargs);
+	append_unnest(&sql, rows, plan, target, all, projection_key, argtypes, args, &nargs);
+	if (projection_key)
+	{
+		appendStringInfoString(&sql, " ORDER BY ");
+		append_dedup_keys(&sql, plan, keys, key.nulls_distinct, "u.", "u.\"" ORDINALITY_COLUMN "\"");
+		appendStringInfoString(&sql, ", u.\"" ORDINALITY_COLUMN "\" DESC");
+	}
 	if (upsert)
-		append_upsert_clause(&sql, sink_relid, plan);
+		append_upsert_clause(&sql, sink_relid, plan, conflict.data, keys);
 	run_sql(sql.data, nargs, argtypes, args, SPI_OK_INSERT);
+	sink_target_free(target);
 }
 
 void
@@ -812,6 +1474,7 @@ sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
 	int			nargs = 0;
 	StringInfoData sql;
 	bool		first = true;
+	SinkTarget *target;
 
 	if (rows->nrows == 0)
 		return;
@@ -825,7 +1488,9 @@ sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
 	appendStringInfo(&sql, "DELETE FROM %s s USING (SELECT *", locked_sink_name(sink_relid));
 	for (int c = 0; c < plan->noutputs; c++)
 		keys[c] = plan->outputs[c].is_group_key;
-	append_unnest(&sql, rows, plan, keys, argtypes, args, &nargs);
+	target = sink_target(sink_relid, plan);
+	append_unnest(&sql, rows, plan, target, keys, false, argtypes, args, &nargs);
+	sink_target_free(target);
 	appendStringInfoString(&sql, ") d WHERE ");
 	for (int c = 0; c < plan->noutputs; c++)
 	{
@@ -846,6 +1511,7 @@ insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query)
 	StringInfoData sql;
 	StringInfoData columns;
 	StringInfoData values;
+	SinkKey		key;
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s (", qualified_relation_name(sink_relid));
@@ -854,7 +1520,39 @@ insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query)
 	initStringInfo(&columns);
 	initStringInfo(&values);
 	filled_columns(sink_relid, plan, &columns, &values);
-	appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
+	if (sink_projection_key(sink_relid, plan, InvalidOid, &key))
+	{
+		/*
+		 * A projection into a sink with a unique key: one row per key.
+		 * Which of the query's rows of a key wins must not depend on
+		 * the plan: the one whose other columns are greatest, compared
+		 * in output order (NULL least; types without an ordering by
+		 * their text).  A row with a NULL key under NULLS DISTINCT is
+		 * a key of its own (its row number).
+		 */
+		appendStringInfo(&sql, "%s) SELECT DISTINCT ON (", columns.data);
+		append_dedup_keys(&sql, plan, key.is_key, key.nulls_distinct, "q.",
+						  "q.\"" ORDINALITY_COLUMN "\"");
+		appendStringInfoChar(&sql, ')');
+		for (int c = 0; c < plan->noutputs; c++)
+			appendStringInfo(&sql, "%sq.%s", c ? ", " : " ", quote_identifier(plan->outputs[c].name));
+		appendStringInfo(&sql, "%s FROM (SELECT q.*, pg_catalog.row_number() OVER () AS %s FROM (%s) q) q ORDER BY ",
+						 values.data, quote_identifier(ORDINALITY_COLUMN), query);
+		append_dedup_keys(&sql, plan, key.is_key, key.nulls_distinct, "q.",
+						  "q.\"" ORDINALITY_COLUMN "\"");
+		for (int c = 0; c < plan->noutputs; c++)
+		{
+			TypeCacheEntry *tc;
+
+			if (key.is_key[c])
+				continue;
+			tc = lookup_type_cache(plan->outputs[c].type, TYPECACHE_LT_OPR);
+			appendStringInfo(&sql, ", q.%s%s DESC NULLS LAST", quote_identifier(plan->outputs[c].name),
+							 OidIsValid(tc->lt_opr) ? "" : "::pg_catalog.text");
+		}
+	}
+	else
+		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
 	return sql.data;
 }
 
@@ -874,7 +1572,7 @@ sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole
 	if (!whole)
 	{
 		const char *wcol = quote_identifier(plan->outputs[plan->window_output].name);
-		Oid			wtype = plan->outputs[plan->window_output].type;
+		Oid			wtype;
 
 		appendStringInfoString(&sql, " WHERE ");
 		foreach(lc, ranges)
@@ -886,14 +1584,17 @@ sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole
 			appendStringInfoString(&sql, "(true");
 			if (r->has_start)
 			{
-				out->argtypes[out->nargs] = wtype;
-				out->args[out->nargs++] = r->start;
+				/* in the column's type: the key's cast keeps the order (sink_check_columns) */
+				out->args[out->nargs] = sink_convert_value(sink_relid, plan, plan->window_output,
+														   r->start, &wtype);
+				out->argtypes[out->nargs++] = wtype;
 				appendStringInfo(&sql, " AND %s >= $%d", wcol, out->nargs);
 			}
 			if (r->has_end)
 			{
-				out->argtypes[out->nargs] = wtype;
-				out->args[out->nargs++] = r->end;
+				out->args[out->nargs] = sink_convert_value(sink_relid, plan, plan->window_output,
+														   r->end, &wtype);
+				out->argtypes[out->nargs++] = wtype;
 				appendStringInfo(&sql, " AND %s < $%d", wcol, out->nargs);
 			}
 			appendStringInfoChar(&sql, ')');

@@ -60,6 +60,7 @@
 #include "eval_tick.h"
 #include "flow_api.h"
 #include "planner.h"
+#include "sink.h"
 #include "stats.h"
 
 PG_FUNCTION_INFO_V1(flowpg_verify_flow);
@@ -221,6 +222,56 @@ comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
 	return sql.data;
 }
 
+/*
+ * A flow without aggregates into a sink with a unique key keeps one row
+ * per key (sink.c): the sink is exact when it holds one of the query's
+ * rows for each key the query has, and nothing else.  Counted: sink rows
+ * that are no row of the query, plus keys of the query without a sink row
+ * (the index makes a key's sink row unique).  Rows with a NULL key under
+ * a NULLS DISTINCT index are each their own key: those are compared as
+ * the rows of other flows are, EXCEPT ALL both ways.  Exact comparison:
+ * a projection's values are not merged in another order.
+ */
+static char *
+projection_comparison_sql(BatchRun *run, VerifyColumn *cols, SinkKey *key)
+{
+	FlowPlan   *plan = run->plan;
+	Oid			sink_relid = run->entry->sink_relid;
+	StringInfoData sql;
+	StringInfoData keys;
+	StringInfoData nullkey;
+
+	initStringInfo(&keys);
+	initStringInfo(&nullkey);
+	appendStringInfoString(&nullkey, "false");
+	for (int i = 0; i < plan->noutputs; i++)
+		if (key->is_key[i])
+		{
+			appendStringInfo(&keys, "%sc%d", keys.len ? ", " : "", i + 1);
+			if (key->nulls_distinct)
+				appendStringInfo(&nullkey, " OR c%d IS NULL", i + 1);
+		}
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "WITH q AS MATERIALIZED (SELECT ");
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].query_expr, i + 1);
+	appendStringInfo(&sql, " FROM (%s) q), s AS MATERIALIZED (SELECT ",
+					 pg_get_querydef(plan->query, false));
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].sink_expr, i + 1);
+	appendStringInfo(&sql, " FROM %s s) SELECT "
+					 "(SELECT count(*) FROM (SELECT * FROM s WHERE NOT (%s) EXCEPT SELECT * FROM q WHERE NOT (%s)) d) + "
+					 "(SELECT count(*) FROM (SELECT %s FROM q WHERE NOT (%s) EXCEPT SELECT %s FROM s WHERE NOT (%s)) d) + "
+					 "(SELECT count(*) FROM (SELECT * FROM s WHERE %s EXCEPT ALL SELECT * FROM q WHERE %s) d) + "
+					 "(SELECT count(*) FROM (SELECT * FROM q WHERE %s EXCEPT ALL SELECT * FROM s WHERE %s) d)",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink_relid)),
+												get_rel_name(sink_relid)),
+					 nullkey.data, nullkey.data,
+					 keys.data, nullkey.data, keys.data, nullkey.data,
+					 nullkey.data, nullkey.data, nullkey.data, nullkey.data);
+	return sql.data;
+}
+
 /* The number of rows in which the flow's sink and its query differ. */
 static int64
 verify_flow(FlowEntry *entry, float8 tolerance)
@@ -235,6 +286,7 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	char	   *sql;
 	bool		isnull;
 	int64		result;
+	SinkKey		key;
 	bool		recording_rule = flow_plan_for_entry(entry)->recording_rule;
 	TimestampTz tick = 0;
 	bool		has_tick = false;
@@ -270,15 +322,17 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	{
 		/* the sink's rows of those windows: from the first one's value on */
 		WindowRange *first = linitial(ranges);
-		Oid			wtype = run.plan->outputs[run.plan->window_output].type;
-		int16		typlen;
-		bool		typbyval;
 
-		get_typlenbyval(wtype, &typlen, &typbyval);
-		argtypes[nargs] = wtype;
-		args[nargs++] = datumCopy(window_probe_eval(run.probe, first->start), typbyval, typlen);
+		/* in the sink column's type, as the refresh's DELETE has it */
+		args[nargs] = sink_convert_value(entry->sink_relid, run.plan, run.plan->window_output,
+										 window_probe_eval(run.probe, first->start),
+										 &argtypes[nargs]);
+		nargs++;
 	}
-	sql = comparison_sql(&run, cols, ranges, tolerant, nargs, run.plan->recording_rule);
+	if (sink_projection_key(entry->sink_relid, run.plan, InvalidOid, &key))
+		sql = projection_comparison_sql(&run, cols, &key);
+	else
+		sql = comparison_sql(&run, cols, ranges, tolerant, nargs, run.plan->recording_rule);
 
 	/* a recording rule's last evaluation is checked: now() is its time */
 	if (recording_rule)
