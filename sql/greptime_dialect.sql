@@ -245,6 +245,30 @@ SELECT host, avg_latency, pct, avg_latency_f FROM hits_rounded_stats ORDER BY ho
 SELECT flow_mismatches('hits_rounded');
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW hits_rounded');
 DROP TABLE hits_rounded_stats;
+-- round(x) too: float8's rounds half to even, DataFusion's (and numeric's)
+-- half away from zero; 2.5 rounds to 3
+CREATE TABLE halves (k int, i int);
+INSERT INTO halves VALUES (1, 2), (1, 3);
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW halves_rounded SINK TO halves_rounded_out AS
+SELECT k, round(avg(i)) AS r, round(sum(i) / 2.0) AS r2 FROM halves GROUP BY k;
+$$);
+SELECT flowpg.flush_flow('halves_rounded') >= 0 AS flushed;
+SELECT k, r, r2 FROM halves_rounded_out;
+SELECT flow_mismatches('halves_rounded');
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW halves_rounded');
+-- a batching flow's flush with nothing to do works in a read-only
+-- transaction (it records nothing)
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW halves_hourly SINK TO halves_hourly_out EVAL INTERVAL '1h' AS
+SELECT k, count(*) AS n FROM halves GROUP BY k;
+$$);
+SELECT flowpg.flush_flow('halves_hourly') >= 0 AS flushed;
+BEGIN READ ONLY;
+SELECT flowpg.flush_flow('halves_hourly') AS rows_written;
+COMMIT;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW halves_hourly');
+DROP TABLE halves_rounded_out, halves_hourly_out, halves;
 DROP TABLE api_hits;
 
 ---------------------------------------------------------------------------
@@ -301,6 +325,15 @@ SELECT upstream_id, date_bin(INTERVAL ''1 hour'', timestamp, ''2024-01-01 00:00:
     COUNT(*) AS request_count FROM api_requests GROUP BY upstream_id, time_window')$$);
 SELECT count(*) AS left_behind FROM flowpg.flows WHERE flow_name = 'ns_flow';
 SELECT to_regclass('ns_sink') AS no_sink;
+-- ... under TimestampSecond and TimestampMillisecond too, whose truncation
+-- would come after PostgreSQL rounded the literal to the microsecond
+SELECT code, message FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW ns_flow SINK TO ns_sink AS
+SELECT upstream_id, date_bin(INTERVAL ''1 hour'', timestamp, ''2024-01-01 00:00:00.9999996''::TimestampSecond) AS time_window,
+    COUNT(*) AS request_count FROM api_requests GROUP BY upstream_id, time_window')$$);
+SELECT code, message FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW ns_flow SINK TO ns_sink AS
+SELECT upstream_id, ''2024-01-01 00:00:00.9999996''::TimestampMillisecond AS t, COUNT(*) AS request_count
+  FROM api_requests GROUP BY upstream_id')$$);
+SELECT count(*) AS left_behind FROM flowpg.flows WHERE flow_name = 'ns_flow';
 DROP TABLE api_request_volume_upstream_stats;
 DROP TABLE api_requests;
 
@@ -422,6 +455,10 @@ TQL EVAL (now() - '1m'::interval, now(), '5s') count_values("status_code", http_
 $q$)$$);
 SELECT * FROM try($$SELECT * FROM flowpg.execute($q$
 CREATE FLOW calc_reqs SINK TO cnt_reqs AS TQL EVAL (0, 15, 5s) count_values("status_code", http_requests);
+$q$)$$);
+-- an output named tql is no TQL flow: the query's own error is said
+SELECT code, message FROM try($$SELECT * FROM flowpg.execute($q$
+CREATE FLOW calc_reqs SINK TO cnt_reqs AS SELECT k AS tql, 'abc FROM t
 $q$)$$);
 SELECT count(*) AS left_behind FROM flowpg.flows WHERE flow_name IN ('test_tsid', 'calc_reqs');
 

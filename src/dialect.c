@@ -953,11 +953,13 @@ datafusion_types_mutator(Node *node, TypesContext *cxt, bool under_cast)
 
 				/*
 				 * round(x, n) and trunc(x, n) are PostgreSQL's for numeric
-				 * only: their operands keep PostgreSQL's types (the result
+				 * only, and round(x) of a float rounds half to even where
+				 * DataFusion's rounds half away from zero, as numeric's
+				 * does: their operands keep PostgreSQL's types (the result
 				 * is numeric, rounded exactly).
 				 */
-				if ((is_unqualified_call(call, "round") || is_unqualified_call(call, "trunc")) &&
-					list_length(call->args) == 2)
+				if (is_unqualified_call(call, "round") ||
+					(is_unqualified_call(call, "trunc") && list_length(call->args) == 2))
 					return node;
 				datafusion_types_list(call->args, cxt);
 				datafusion_types_list(call->agg_order, cxt);
@@ -1148,9 +1150,10 @@ dialect_datafusion_types(RawStmt *stmt, const char *query_text)
  * truncates, as DataFusion's does (date_trunc, then the typmod, which would
  * round on its own).  TimestampNanosecond is timestamp(6) where that is
  * exact -- PostgreSQL's timestamps, hence every column and expression, hold
- * microseconds -- and refused for a literal with digits below the
- * microsecond, which PostgreSQL cannot represent.  Only where no type of
- * that name exists (as for the other type names).
+ * microseconds.  A literal with digits below the microsecond is refused
+ * under every one of them: PostgreSQL cannot represent it, and would round
+ * it before a truncation.  Only where no type of that name exists (as for
+ * the other type names; this session's temporary types do not count).
  *-------------------------------------------------------------------------
  */
 #define NANOSECOND_PRECISION 9
@@ -1161,6 +1164,7 @@ timestamp_type_precision(TypeName *type)
 {
 	const char *name;
 	int			precision;
+	Oid			found;
 
 	if (list_length(type->names) != 1 || type->pct_type || type->typmods != NIL)
 		return -1;
@@ -1175,8 +1179,10 @@ timestamp_type_precision(TypeName *type)
 		precision = NANOSECOND_PRECISION;
 	else
 		return -1;
-	if (OidIsValid(LookupTypeNameOid(NULL, type, true)))
-		return -1;				/* someone's type of that name */
+	/* someone's type of that name, but not this session's temporary one */
+	found = LookupTypeNameOid(NULL, type, true);
+	if (OidIsValid(found) && !type_is_temporary(found))
+		return -1;
 	return precision;
 }
 
@@ -1227,7 +1233,8 @@ timestamp_types_walker(Node *node, const char *query_text)
 		A_Const    *arg = (A_Const *) cast->arg;
 		int			precision = timestamp_type_precision(cast->typeName);
 
-		if (precision >= 6 &&
+		/* the literal would be rounded to microseconds before any truncation */
+		if (precision >= 0 &&
 			arg && IsA(arg, A_Const) && !arg->isnull && IsA(&arg->val, String) &&
 			has_nanoseconds(strVal(&arg->val)))
 			ereport(ERROR,
@@ -1235,7 +1242,7 @@ timestamp_types_walker(Node *node, const char *query_text)
 					 errmsg("a time with nanoseconds cannot be represented in PostgreSQL"),
 					 errdetail("PostgreSQL's timestamps have microsecond precision: \"%s\" would be rounded.",
 							   strVal(&arg->val)),
-					 errhint("Give the time to the microsecond, or cast it to TimestampMillisecond or TimestampSecond."),
+					 errhint("Give the time to the microsecond."),
 					 arg->location >= 0 ?
 					 errposition(pg_mbstrlen_with_len(query_text, arg->location) + 1) : 0));
 

@@ -183,6 +183,19 @@ positions_pop(Parser *p)
 	error_context_stack = p->positions.previous;
 }
 
+/*
+ * Is the word after "as", "tql" the start of TQL's text (AS TQL EVAL ...)?
+ * What follows is PromQL, which PostgreSQL's scanner cannot read ('5m' is
+ * no SQL token): the scans stop there, and the parser refuses the flow.
+ */
+static bool
+starts_tql_text(const char *before_before, const char *before, const char *word)
+{
+	return before_before && before && strcmp(before_before, "as") == 0 &&
+		strcmp(before, "tql") == 0 &&
+		(strcmp(word, "eval") == 0 || strcmp(word, "evaluate") == 0);
+}
+
 /* `name`: "name", in place; false when there is none. */
 static bool
 fix_backquotes(char *text)
@@ -193,10 +206,15 @@ fix_backquotes(char *text)
 	int			loc;
 	int			tok;
 	bool		fixed = false;
+	const char *words[2] = {NULL, NULL};	/* the two tokens before, when words */
 
 	/* ` is an operator character to PostgreSQL's scanner */
 	while ((tok = core_yylex(&lval, &loc, scanner)) != 0)
 	{
+		if (tok == IDENT && starts_tql_text(words[0], words[1], lval.str))
+			break;
+		words[0] = words[1];
+		words[1] = tok == IDENT ? lval.str : NULL;
 		if (tok == Op && strchr(lval.str, '`') != NULL)
 		{
 			char	   *open = text + loc + (strchr(lval.str, '`') - lval.str);
@@ -238,36 +256,9 @@ is_tql_start(Parser *p, int i)
 		p->tokens[i - 1].kind == TOK_WORD && strcmp(p->tokens[i - 1].value, "as") == 0;
 }
 
-static void tokenize_text(Parser *p);
-
 static void
 tokenize(Parser *p)
 {
-	MemoryContext oldcontext = CurrentMemoryContext;
-
-	PG_TRY();
-	{
-		tokenize_text(p);
-	}
-	PG_CATCH();
-	{
-		/* a scanner error in TQL's text: the tokens before it tell */
-		MemoryContextSwitchTo(oldcontext);
-		for (int i = 1; i < p->ntokens; i++)
-			if (is_tql_start(p, i))
-			{
-				FlushErrorState();
-				refuse_tql(p, &p->tokens[i]);
-			}
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-}
-
-static void
-tokenize_text(Parser *p)
-{
-	MemoryContext oldcontext = CurrentMemoryContext;
 	core_yy_extra_type extra;
 	core_yyscan_t scanner;
 	core_YYSTYPE lval;
@@ -275,18 +266,8 @@ tokenize_text(Parser *p)
 	int			tok;
 	int			allocated = 64;
 
-	/* a scanner error stops the fixes; the scan below reports it, with the tokens before it */
-	PG_TRY();
-	{
-		while (fix_backquotes(p->text))
-			;
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(oldcontext);
-		FlushErrorState();
-	}
-	PG_END_TRY();
+	while (fix_backquotes(p->text))
+		;
 	scanner = scanner_init(p->text, &extra, &no_keywords, no_keyword_tokens);
 	p->tokens = palloc(sizeof(Token) * allocated);
 	p->ntokens = 0;
@@ -312,6 +293,15 @@ tokenize_text(Parser *p)
 			case IDENT:
 				t->kind = p->text[loc] == '"' ? TOK_QUOTED : TOK_WORD;
 				t->value = lval.str;
+				if (t->kind == TOK_WORD && p->ntokens >= 3 &&
+					t[-1].kind == TOK_WORD && t[-2].kind == TOK_WORD &&
+					starts_tql_text(t[-2].value, t[-1].value, t->value))
+				{
+					/* TQL's text is not scanned: the statement ends for the parser */
+					t->kind = TOK_END;
+					t->value = NULL;
+					tok = 0;
+				}
 				break;
 			case SCONST:
 				t->kind = TOK_STRING;

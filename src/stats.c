@@ -105,6 +105,9 @@ stats_record_flush(int64 flow_id, TimestampTz at)
 	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
 	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(at)};
 
+	/* a read-only transaction's flush found nothing to write: it stays so */
+	if (XactReadOnly)
+		return;
 	/* not for a flow dropped while the flush waited for it: its statistics are gone */
 	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, last_flushed_at) "
 							   "SELECT $1, $2 WHERE EXISTS (SELECT FROM flowpg.flow WHERE flow_id = $1) "
