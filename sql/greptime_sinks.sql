@@ -588,6 +588,63 @@ SELECT flow_name, result FROM flowpg.execute('DROP FLOW placeholder_flow');
 SELECT count(*) AS mismatch_flows FROM flowpg.flows WHERE flow_name = 'mismatch_flow';
 
 ---------------------------------------------------------------------------
+-- Keys the sink could merge are refused, wherever they would merge
+---------------------------------------------------------------------------
+CREATE TABLE names_src (k text, v int);
+-- text -> name is an implicit cast in text's operator family, but cuts at 63 bytes
+CREATE TABLE name_key (k name PRIMARY KEY, v int);
+SELECT code, message, detail FROM try($$SELECT flowpg.create_flow('name_key', 'name_key',
+  'SELECT k, v FROM names_src', mode => 'streaming')$$);
+CREATE TABLE name_group (k name PRIMARY KEY, n bigint);
+SELECT code, message FROM try($$SELECT flowpg.create_flow('name_group', 'name_group',
+  'SELECT k, count(*) AS n FROM names_src GROUP BY k', mode => 'streaming')$$);
+-- a nondeterministic collation ('A' and 'a' one key), on the column or the index
+CREATE COLLATION sinks_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE ci_key (k text COLLATE sinks_ci PRIMARY KEY, v int);
+SELECT code, message FROM try($$SELECT flowpg.create_flow('ci_key', 'ci_key',
+  'SELECT k, v FROM names_src', mode => 'streaming')$$);
+CREATE TABLE ci_group (k text COLLATE sinks_ci, n bigint, UNIQUE NULLS NOT DISTINCT (k));
+SELECT code, message FROM try($$SELECT flowpg.create_flow('ci_group', 'ci_group',
+  'SELECT k, count(*) AS n FROM names_src GROUP BY k', mode => 'streaming')$$);
+CREATE TABLE ci_index (k text, n bigint);
+CREATE UNIQUE INDEX ON ci_index (k COLLATE sinks_ci) NULLS NOT DISTINCT;
+SELECT code, message FROM try($$SELECT flowpg.create_flow('ci_index', 'ci_index',
+  'SELECT k, count(*) AS n FROM names_src GROUP BY k', mode => 'streaming')$$);
+SELECT count(*) AS flows_left FROM flowpg.flows WHERE flow_name IN ('name_key', 'name_group', 'ci_key', 'ci_group', 'ci_index');
+-- a projection's key index made after the flow is checked as at creation
+CREATE TABLE numeric_src (k numeric, v int);
+CREATE TABLE int_sink (k integer, v int);
+SELECT flowpg.create_flow('late_key', 'int_sink', 'SELECT k, v FROM numeric_src', mode => 'streaming') > 0 AS created;
+SELECT code, message FROM try($$CREATE UNIQUE INDEX int_sink_k ON int_sink (k)$$);
+SELECT count(*) AS indexes FROM pg_index WHERE indrelid = 'int_sink'::regclass;
+SELECT flowpg.drop_flow('late_key');
+-- a sink column type without an array type (an array) fed by a domain over it
+CREATE DOMAIN sinks_intarr AS int[];
+CREATE TABLE arr_src (k int, a sinks_intarr);
+CREATE TABLE arr_sink (k int PRIMARY KEY, a int[]);
+SELECT code, message FROM try($$SELECT flowpg.create_flow('arr_flow', 'arr_sink',
+  'SELECT k, a FROM arr_src', mode => 'streaming')$$);
+SELECT count(*) AS flows_left FROM flowpg.flows WHERE flow_name = 'arr_flow';
+-- a projection's key takes the last write's form (1.0, then 1.00), in
+-- both paths; the recompute's winner does not depend on the plan
+CREATE TABLE form_src (k numeric, v int);
+CREATE TABLE form_sink (k numeric PRIMARY KEY, v int);
+SELECT flowpg.create_flow('form_flow', 'form_sink', 'SELECT k, v FROM form_src', mode => 'streaming') > 0 AS created;
+INSERT INTO form_src VALUES (1.0, 1);
+SELECT flowpg.flush_flow('form_flow') >= 0 AS flushed;
+INSERT INTO form_src VALUES (1.00, 1);
+SELECT flowpg.flush_flow('form_flow') >= 0 AS flushed;
+SELECT k::text, v FROM form_sink;
+SELECT flowpg.refresh_flow('form_flow') >= 0 AS refreshed;
+SELECT k::text, v FROM form_sink;
+SELECT flowpg.verify_flow('form_flow') AS mismatches;
+SELECT flowpg.drop_flow('form_flow');
+DROP TABLE names_src, name_key, name_group, ci_key, ci_group, ci_index, numeric_src, int_sink,
+  arr_src, arr_sink, form_src, form_sink;
+DROP DOMAIN sinks_intarr;
+DROP COLLATION sinks_ci;
+
+---------------------------------------------------------------------------
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW find_approx_rate');
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW find_approx_rate_batching');
 SELECT flowpg.drop_flow('native_rate');

@@ -386,7 +386,7 @@ ddl_before_utility(Node *stmt)
 
 	/* every utility statement of every database passes here: look at few */
 	if (!IsA(stmt, RenameStmt) && !IsA(stmt, CreateTrigStmt) && !IsA(stmt, DropStmt) &&
-		!IsA(stmt, AlterTableStmt))
+		!IsA(stmt, AlterTableStmt) && !IsA(stmt, IndexStmt))
 		return;
 	if (!IsTransactionState() || catalog_own_ddl || !catalog_exists())
 		return;
@@ -403,6 +403,28 @@ ddl_before_utility(Node *stmt)
 		CreateTrigStmt *create = (CreateTrigStmt *) stmt;
 
 		refuse_trigger_change(named_table(NIL, create->relation), create->trigname, "replace");
+		return;
+	}
+	/*
+	 * A unique index made on a projection's sink may become its key: its
+	 * columns' casts and collations must keep keys apart, as at creation.
+	 * Checked before (CONCURRENTLY commits early, and ddl_command_end does
+	 * not see CREATE INDEX).
+	 */
+	if (IsA(stmt, IndexStmt) && ((IndexStmt *) stmt)->unique &&
+		((IndexStmt *) stmt)->whereClause == NULL && !((IndexStmt *) stmt)->deferrable)
+	{
+		IndexStmt  *index = (IndexStmt *) stmt;
+		Oid			relid = named_table(NIL, index->relation);
+		FlowEntry  *entry = OidIsValid(relid) ? catalog_get_by_sink(relid) : NULL;
+
+		if (entry && !entry->is_aggregate)
+		{
+			int			nestlevel = flow_settings_push(entry->settings);
+
+			sink_check_index_columns(relid, flow_plan_for_entry(entry), index->indexParams);
+			flow_settings_pop(nestlevel);
+		}
 		return;
 	}
 	if (IsA(stmt, DropStmt) && ((DropStmt *) stmt)->removeType == OBJECT_TRIGGER)

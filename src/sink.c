@@ -88,6 +88,7 @@ qualified_relation_name(Oid relid)
 }
 
 static void sink_write_callback(void *arg);
+static int	output_index(FlowPlan *plan, const char *name);
 
 /*
  * Assignment casts.  An output whose type differs from its sink column's
@@ -111,15 +112,6 @@ assignment_coercion(FlowOutput *out, Oid type, int32 typmod)
 								 COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
 }
 
-/* The default btree operator family of a type; InvalidOid when none. */
-static Oid
-btree_family(Oid type)
-{
-	Oid			opclass = GetDefaultOpClass(type, BTREE_AM_OID);
-
-	return OidIsValid(opclass) ? get_opclass_family(opclass) : InvalidOid;
-}
-
 /* Does the flow's pinned TimeZone (the one in force) keep one UTC offset at all times? */
 static bool
 timezone_has_fixed_offset(void)
@@ -130,17 +122,54 @@ timezone_has_fixed_offset(void)
 }
 
 /*
+ * The implicit casts known to keep different values apart: widening within
+ * integers, integers into numeric, real into double precision, and a date
+ * or a timestamp into a finer time.  (Sharing a btree operator family is
+ * not enough: text -> name is implicit, in text's family, and cuts values
+ * at 63 bytes.)
+ */
+static const struct
+{
+	Oid			source;
+	Oid			target;
+}			injective_casts[] =
+{
+	{INT2OID, INT4OID}, {INT2OID, INT8OID}, {INT4OID, INT8OID},
+	{INT2OID, NUMERICOID}, {INT4OID, NUMERICOID}, {INT8OID, NUMERICOID},
+	{FLOAT4OID, FLOAT8OID},
+	{DATEOID, TIMESTAMPOID}, {DATEOID, TIMESTAMPTZOID}, {TIMESTAMPOID, TIMESTAMPTZOID},
+};
+
+static bool
+cast_known_injective(Oid source, Oid target)
+{
+	for (int i = 0; i < lengthof(injective_casts); i++)
+		if (injective_casts[i].source == source && injective_casts[i].target == target)
+			return true;
+	return false;
+}
+
+/*
+ * A key's collation in the sink (its column's, or a unique index's) keeps
+ * the flow's keys apart when it is the output's own or deterministic (equal
+ * only when the bytes are): a case-insensitive collation would make 'A' and
+ * 'a' one key.
+ */
+static bool
+key_collation_keeps_keys(Oid collation, Oid output_collation)
+{
+	return !OidIsValid(collation) || collation == output_collation ||
+		get_collation_isdeterministic(collation);
+}
+
+/*
  * Is the conversion of a key injective: can two different keys of the flow
  * never become one value of the sink column (then one sink row would hold
  * two groups)?  Proven, or false with *why saying what could merge:
  *  - nothing converted, a domain check, or a binary-coercible relabelling
  *    between types whose equality is the same operator;
- *  - an implicit cast by an immutable function between two types of one
- *    btree operator family with a cross-type equality (int -> bigint, date
- *    -> timestamp, real -> double precision): the family's contract
- *    requires its implicit casts to keep the sort order, and its equality
- *    to be transitive across its types, so a = cast(a) and distinct keys
- *    stay distinct;
+ *  - an implicit cast of injective_casts by an immutable function (int ->
+ *    bigint, date -> timestamp, real -> double precision);
  *  - the same for a stable implicit cast (timestamp -> timestamptz, date ->
  *    timestamptz: they read TimeZone) when the flow's pinned TimeZone has a
  *    fixed offset (UTC): elsewhere the local times of a DST gap become one
@@ -181,7 +210,6 @@ coercion_is_injective(Node *expr, const char **why)
 			HeapTuple	tuple;
 			char		context;
 			char		volatility = func_volatile(func->funcid);
-			Oid			family;
 
 			if (source == target)
 			{
@@ -202,11 +230,9 @@ coercion_is_injective(Node *expr, const char **why)
 				*why = "the cast is an assignment cast, which may round, truncate or shift values";
 				return false;
 			}
-			family = btree_family(source);
-			if (!OidIsValid(family) || family != btree_family(target) ||
-				!OidIsValid(get_opfamily_member(family, source, target, BTEqualStrategyNumber)))
+			if (!cast_known_injective(source, target))
 			{
-				*why = "the two types are not of one btree operator family, which would guarantee that the cast keeps values apart";
+				*why = "flowpg cannot show that the cast keeps different values apart (it may trim or round them)";
 				return false;
 			}
 			if (volatility == PROVOLATILE_STABLE && !timezone_has_fixed_offset())
@@ -426,6 +452,35 @@ is_output(FlowPlan *plan, const char *name)
 	return false;
 }
 
+/*
+ * Does each column of the index compare the flow's keys under a collation
+ * that keeps them apart (key_collation_keeps_keys)?
+ */
+static bool
+index_collations_keep_keys(HeapTuple index_tuple, Relation rel, FlowPlan *plan)
+{
+	Form_pg_index index = (Form_pg_index) GETSTRUCT(index_tuple);
+	bool		isnull;
+	Datum		d = SysCacheGetAttr(INDEXRELID, index_tuple, Anum_pg_index_indcollation, &isnull);
+	oidvector  *collations = (oidvector *) DatumGetPointer(d);
+
+	Assert(!isnull);
+
+	for (int i = 0; i < index->indnkeyatts; i++)
+	{
+		AttrNumber	attno = index->indkey.values[i];
+		int			output;
+
+		if (attno <= 0)
+			continue;
+		output = output_index(plan, NameStr(TupleDescAttr(RelationGetDescr(rel), attno - 1)->attname));
+		if (output >= 0 &&
+			!key_collation_keeps_keys(collations->values[i], plan->outputs[output].collation))
+			return false;
+	}
+	return true;
+}
+
 /* Is there a unique index on exactly the group key columns? */
 static bool
 has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys,
@@ -450,7 +505,8 @@ has_group_key_index(Relation rel, FlowPlan *plan, Bitmapset *keys, int nkeys,
 		matches = index->indisunique && index->indisvalid && index->indimmediate &&
 			index->indnkeyatts == nkeys &&
 			heap_attisnull(tuple, Anum_pg_index_indexprs, NULL) &&
-			heap_attisnull(tuple, Anum_pg_index_indpred, NULL);
+			heap_attisnull(tuple, Anum_pg_index_indpred, NULL) &&
+			index_collations_keep_keys(tuple, rel, plan);
 		for (int i = 0; matches && i < index->indnkeyatts; i++)
 		{
 			AttrNumber	attno = index->indkey.values[i];
@@ -580,6 +636,9 @@ sink_projection_key(Oid sink_relid, FlowPlan *plan, Oid except_index, SinkKey *k
 			index->indisunique && index->indisvalid && index->indimmediate &&
 			heap_attisnull(tuple, Anum_pg_index_indexprs, NULL) &&
 			heap_attisnull(tuple, Anum_pg_index_indpred, NULL);
+		for (int i = 0; usable && i < index->indnkeyatts; i++)
+			if (index->indkey.values[i] <= 0)
+				usable = false;
 		for (int i = 0; usable && i < index->indnkeyatts; i++)
 		{
 			AttrNumber	attno = index->indkey.values[i];
@@ -814,6 +873,17 @@ sink_match_by_position(Oid sink_relid, FlowPlan *plan)
 	return renamed.data;
 }
 
+static void
+refuse_key_collation(FlowOutput *out, const char *relname, Oid collation)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_COLLATION_MISMATCH),
+			 errmsg("key column \"%s\" of sink table \"%s\" has the nondeterministic collation %s",
+					out->name, relname, get_collation_name(collation)),
+			 errdetail("Keys the flow tells apart could be one key under it (such as 'A' and 'a'): one sink row would hold two of the flow's keys."),
+			 errhint("Give the column a deterministic collation, or the collation of the flow's output (COLLATE in the query).")));
+}
+
 /*
  * A projection keeps one row per key of the sink's unique index: keys the
  * conversion into the sink could merge would merge rows of different keys.
@@ -825,6 +895,25 @@ check_projection_key(Oid sink_relid, FlowPlan *plan, const char *relname)
 
 	if (!sink_projection_key(sink_relid, plan, InvalidOid, &key))
 		return;
+	{
+		Relation	rel = table_open(sink_relid, AccessShareLock);
+		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(key.index));
+		bool		keeps;
+
+		if (!HeapTupleIsValid(tuple))
+			elog(ERROR, "cache lookup failed for index %u", key.index);
+		keeps = index_collations_keep_keys(tuple, rel, plan);
+		ReleaseSysCache(tuple);
+		table_close(rel, AccessShareLock);
+		if (!keeps)
+			ereport(ERROR,
+					(errcode(ERRCODE_COLLATION_MISMATCH),
+					 errmsg("the unique index %s of sink table \"%s\" compares a key under a nondeterministic collation",
+							get_rel_name(key.index), relname),
+					 errdetail("flowpg keeps one row per key of that index on (%s); keys the flow tells apart (such as 'A' and 'a') could be one key under it.",
+							   key.columns),
+					 errhint("Use a deterministic collation in the index, or the collation of the flow's output.")));
+	}
 	for (int i = 0; i < plan->noutputs; i++)
 	{
 		FlowOutput *out = &plan->outputs[i];
@@ -838,6 +927,8 @@ check_projection_key(Oid sink_relid, FlowPlan *plan, const char *relname)
 			continue;
 		get_atttypetypmodcoll(sink_relid, get_attnum(sink_relid, out->name), &type, &typmod,
 							  &collation);
+		if (!key_collation_keeps_keys(collation, out->collation))
+			refuse_key_collation(out, relname, collation);
 		coerce = assignment_coercion(out, type, typmod);
 		if (coerce && !coercion_is_injective(coerce, &why))
 			ereport(ERROR,
@@ -847,6 +938,49 @@ check_projection_key(Oid sink_relid, FlowPlan *plan, const char *relname)
 							format_type_be(out->type)),
 					 errdetail("flowpg keeps one row per key of the sink's unique index on (%s); converting the key could make rows of different keys one: %s.",
 							   key.columns, why),
+					 errhint("Give the column the output's type, or cast the output in the flow's query to the column's type.")));
+	}
+}
+
+void
+sink_check_index_columns(Oid sink_relid, FlowPlan *plan, List *index_params)
+{
+	const char *relname = get_rel_name(sink_relid);
+	ListCell   *lc;
+
+	foreach(lc, index_params)
+	{
+		IndexElem  *elem = lfirst_node(IndexElem, lc);
+		int			output = elem->name ? output_index(plan, elem->name) : -1;
+		FlowOutput *out;
+		Oid			type;
+		int32		typmod;
+		Oid			collation;
+		const char *why = NULL;
+		Node	   *coerce;
+
+		/* __ts_placeholder is flowpg's, the same in every row */
+		if (output < 0 && elem->name && strcmp(elem->name, TS_PLACEHOLDER) == 0)
+			continue;
+		/* an expression or a column the flow does not write: never its key */
+		if (output < 0)
+			return;
+		out = &plan->outputs[output];
+		get_atttypetypmodcoll(sink_relid, get_attnum(sink_relid, out->name), &type, &typmod,
+							  &collation);
+		if (elem->collation)
+			collation = get_collation_oid(elem->collation, false);
+		if (!key_collation_keeps_keys(collation, out->collation))
+			refuse_key_collation(out, relname, collation);
+		coerce = assignment_coercion(out, type, typmod);
+		if (coerce && !coercion_is_injective(coerce, &why))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
+							out->name, relname, format_type_extended(type, typmod, FORMAT_TYPE_TYPEMOD_GIVEN),
+							format_type_be(out->type)),
+					 errdetail("The unique index would be the key flowpg keeps one row per; converting the key could make rows of different keys one: %s.",
+							   why),
 					 errhint("Give the column the output's type, or cast the output in the flow's query to the column's type.")));
 	}
 }
@@ -906,6 +1040,17 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 							format_type_be(out->type)),
 					 errdetail("Converting the key could write two groups into one sink row: %s.", why),
 					 errhint("Give the column the output's type, or cast the key in the flow's query (GROUP BY the cast value) to the column's type.")));
+		/* the streaming writes pass a column's values as one array of its type */
+		if (!OidIsValid(get_array_type(attr->atttypid)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of sink table \"%s\" has type %s, which has no array type",
+							out->name, relname, format_type_be(attr->atttypid)),
+					 errdetail("flowpg writes a column's values in one array of the column's type."),
+					 errhint("Give the column the type the flow outputs (%s).", format_type_be(out->type))));
+		if (out->is_group_key &&
+			!key_collation_keeps_keys(attr->attcollation, out->collation))
+			refuse_key_collation(out, relname, attr->attcollation);
 		if (out->is_group_key)
 		{
 			keys = bms_add_member(keys, attr->attnum);
@@ -1341,13 +1486,14 @@ append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan, const char 
 		AttrNumber	attnum = get_attnum(sink_relid, plan->outputs[c].name);
 		TypeCacheEntry *tc;
 
-		if (keys ? keys[c] : plan->outputs[c].is_group_key)
+		/* a group's key is the group's; a projection's is the last write's (1.0 after 1.00) */
+		if (!keys && plan->outputs[c].is_group_key)
 			continue;
 		appendStringInfo(sql, "%s%s = excluded.%s", first ? "UPDATE SET " : ", ", col, col);
-		/* types without an equality operator are compared as text */
+		/* types without an equality operator, and keys (equal), are compared as text */
 		tc = lookup_type_cache(attnum != InvalidAttrNumber ? get_atttype(sink_relid, attnum) :
 							   plan->outputs[c].type, TYPECACHE_EQ_OPR);
-		if (OidIsValid(tc->eq_opr))
+		if (OidIsValid(tc->eq_opr) && !(keys && keys[c]))
 			appendStringInfo(&changed, "%ss.%s IS DISTINCT FROM excluded.%s",
 							 first ? "" : " OR ", col, col);
 		else
@@ -1550,6 +1696,10 @@ insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query)
 			appendStringInfo(&sql, ", q.%s%s DESC NULLS LAST", quote_identifier(plan->outputs[c].name),
 							 OidIsValid(tc->lt_opr) ? "" : "::pg_catalog.text");
 		}
+		/* values equal but written differently (1.0 and 1.00): by their text */
+		for (int c = 0; c < plan->noutputs; c++)
+			appendStringInfo(&sql, ", q.%s::pg_catalog.text DESC NULLS LAST",
+							 quote_identifier(plan->outputs[c].name));
 	}
 	else
 		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);

@@ -45,6 +45,11 @@ extern void sink_check_owner(Oid sink_relid, Oid flow_owner);
 extern char *sink_match_by_position(Oid sink_relid, FlowPlan *plan);
 
 /* Checks an existing sink against the flow's output columns. */
+/*
+ * Refuses a unique index about to be made on a projection's sink (its
+ * IndexElems) when it could become the flow's key and merge keys.
+ */
+extern void sink_check_index_columns(Oid sink_relid, FlowPlan *plan, List *index_params);
 extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 
 /*
