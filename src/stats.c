@@ -229,37 +229,34 @@ stats_set_last_tick(int64 flow_id, TimestampTz tick)
 							   2, types, values, NULL);
 }
 
-bool
-stats_last_tick(int64 flow_id, TimestampTz *tick)
+/* A timestamp column of the flow's flow_run row; false when NULL or none. */
+static bool
+flow_run_time(int64 flow_id, const char *select_sql, TimestampTz *result)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(flow_id)};
 	bool		isnull = true;
 
-	catalog_query_privileged("SELECT last_tick FROM flowpg.flow_run WHERE flow_id = $1",
-							 1, types, values, NULL);
+	catalog_query_privileged(select_sql, 1, types, values, NULL);
 	if (SPI_processed > 0)
-		*tick = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc, 1, &isnull));
+		*result = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
+													SPI_tuptable->tupdesc, 1, &isnull));
 	catalog_query_privileged_end();
 	return !isnull;
+}
+
+bool
+stats_last_tick(int64 flow_id, TimestampTz *tick)
+{
+	return flow_run_time(flow_id, "SELECT last_tick FROM flowpg.flow_run WHERE flow_id = $1", tick);
 }
 
 /* The flow's scheduled next run; false when none is. */
 bool
 stats_next_run(int64 flow_id, TimestampTz *next_run)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(flow_id)};
-	bool		isnull = true;
-
-	catalog_query_privileged("SELECT next_run_at FROM flowpg.flow_run WHERE flow_id = $1",
-							 1, types, values, NULL);
-	if (SPI_processed > 0)
-		*next_run = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
-													  SPI_tuptable->tupdesc, 1, &isnull));
-	catalog_query_privileged_end();
-	return !isnull;
+	return flow_run_time(flow_id, "SELECT next_run_at FROM flowpg.flow_run WHERE flow_id = $1",
+						 next_run);
 }
 
 PG_FUNCTION_INFO_V1(flowpg_stream_stats);

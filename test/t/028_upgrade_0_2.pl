@@ -30,29 +30,11 @@ ok($old && -x "$old/bin/postgres",
   or BAIL_OUT('no previous release to upgrade from: ' . ($old // 'FLOWPG_PREVIOUS_RELEASE unset'));
 my $new = `pg_config --bindir` =~ s/\s+$//r =~ s{/[^/]+$}{}r;
 
-my $node = PostgreSQL::Test::Cluster->new('upgrade_0_2', install_path => $old);
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'flowpg'
-flowpg.min_refresh_interval = '200ms'
-fsync = off
-lc_messages = 'C'
-});
-$node->start;
+my $node = FlowpgTest::upgrade_node('upgrade_0_2', $old);
 sub psql { return $node->safe_psql($_[1] // 'flows', $_[0]); }
 sub poll_until { return FlowpgTest::poll_until($node, 'flows', @_); }
 
-$node->safe_psql('postgres', 'CREATE DATABASE flows');
-psql($FlowpgTest::mismatches_function);
 psql(q{
-CREATE EXTENSION flowpg;
-CREATE TABLE metrics (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL);
-CREATE TABLE pmetrics (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL)
-  PARTITION BY RANGE (ts);
-CREATE TABLE pmetrics_1 PARTITION OF pmetrics FOR VALUES FROM ('2024-01-01') TO ('2024-01-02');
-CREATE TABLE pmetrics_2 PARTITION OF pmetrics FOR VALUES FROM ('2024-01-02') TO ('2024-01-03');
-INSERT INTO metrics SELECT '2024-01-01'::timestamptz + i * interval '7 seconds', i % 10, i FROM generate_series(1, 20000) i;
-INSERT INTO pmetrics SELECT '2024-01-01'::timestamptz + i * interval '7 seconds', i % 10, i FROM generate_series(1, 20000) i;
 SELECT flowpg.create_flow('b_min', 'b_min',
   $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total FROM metrics GROUP BY 1, 2$$,
   mode => 'batching');

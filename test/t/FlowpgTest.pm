@@ -5,6 +5,7 @@
 #   $FlowpgTest::sink_dependencies                            # "flows with a sink dependency/flows"
 #   $FlowpgTest::extension_objects                            # the extension's objects, described
 #   FlowpgTest::upgrade_writer_sql($first)                     # a slow writer of metrics and pmetrics
+#   my $node = FlowpgTest::upgrade_node('name', $old_install)  # an earlier release with sources
 #   FlowpgTest::poll_until($node, $db, $sql, $expected, $seconds)
 #   my $bin = FlowpgTest::flowload();                          # test/tools/flowload
 #   my ($rc, $out, $err) = FlowpgTest::run_flowload(@args);
@@ -104,6 +105,38 @@ BEGIN
 		PERFORM pg_sleep(0.005);
 	END LOOP;
 END \$\$};
+}
+
+# upgrade_node(name, install_path): a started node of an earlier release
+# (scripts/previous-release.sh) with flowpg preloaded and a database
+# "flows" holding flowpg, flow_mismatches() and the sources the upgrade
+# tests write: metrics and pmetrics(ts, device, value), 20,000 rows each,
+# pmetrics partitioned by day.
+sub upgrade_node
+{
+	my ($name, $install) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name, install_path => $install);
+	$node->init;
+	$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'flowpg'
+flowpg.min_refresh_interval = '200ms'
+fsync = off
+lc_messages = 'C'
+});
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE DATABASE flows');
+	$node->safe_psql('flows', $mismatches_function);
+	$node->safe_psql('flows', q{
+CREATE EXTENSION flowpg;
+CREATE TABLE metrics (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL);
+CREATE TABLE pmetrics (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL)
+  PARTITION BY RANGE (ts);
+CREATE TABLE pmetrics_1 PARTITION OF pmetrics FOR VALUES FROM ('2024-01-01') TO ('2024-01-02');
+CREATE TABLE pmetrics_2 PARTITION OF pmetrics FOR VALUES FROM ('2024-01-02') TO ('2024-01-03');
+INSERT INTO metrics SELECT '2024-01-01'::timestamptz + i * interval '7 seconds', i % 10, i FROM generate_series(1, 20000) i;
+INSERT INTO pmetrics SELECT '2024-01-01'::timestamptz + i * interval '7 seconds', i % 10, i FROM generate_series(1, 20000) i;
+});
+	return $node;
 }
 
 # A started node with flowpg preloaded and a worker that refreshes often.
