@@ -20,6 +20,7 @@ OBJS = \
 	src/planner.o \
 	src/catalog.o \
 	src/sink.o \
+	src/sink_columns.o \
 	src/flow_api.o \
 	src/progress.o \
 	src/pause.o \

@@ -11,6 +11,12 @@
 #include "planner.h"
 
 /*
+ * How a flow's outputs meet an existing sink's columns and keys (checks,
+ * casts, the projection's key), which the callers of sink.c use too.
+ */
+#include "sink_columns.h"
+
+/*
  * Resolves the sink table named by rv, creating it (as the current user)
  * when missing, and checks that the flow can write it.  own_flow_id is the
  * flow being replaced, which may keep its sink.  *created tells whether the
@@ -34,52 +40,6 @@ extern bool sink_is_guard(const char *tgname);
  * with the flow owner's rights.
  */
 extern void sink_check_owner(Oid sink_relid, Oid flow_owner);
-
-/*
- * GreptimeDB's matching of an existing sink's columns (flowpg.execute):
- * outputs not named after a sink column are matched by position and
- * renamed after their column in the plan.  Returns "output AS column, ..."
- * for those, NULL when all matched by name; errors out when they cannot
- * be matched.
- */
-extern char *sink_match_by_position(Oid sink_relid, FlowPlan *plan);
-
-/* Checks an existing sink against the flow's output columns. */
-/*
- * Refuses a unique index about to be made on a projection's sink (its
- * IndexElems) when it could become the flow's key and merge keys.
- */
-extern void sink_check_index_columns(Oid sink_relid, FlowPlan *plan, List *index_params);
-extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
-
-/*
- * Has the sink a unique index the flow can write it by (or needs none),
- * other than except_index?
- */
-extern bool sink_has_key_index(Oid sink_relid, FlowPlan *plan, Oid except_index);
-
-/*
- * The key a flow without aggregates keeps one row per key of (the last
- * written wins): a unique index of the sink over columns the flow writes.
- * false (index InvalidOid) when the sink has none: rows are appended.
- */
-typedef struct SinkKey
-{
-	Oid			index;
-	bool	   *is_key;			/* per output of the flow */
-	bool		placeholder;	/* __ts_placeholder, which flowpg fills, is a key column too */
-	bool		nulls_distinct; /* rows with a NULL key never conflict: all are kept */
-	char	   *columns;		/* the index's columns, for messages */
-} SinkKey;
-
-extern bool sink_projection_key(Oid sink_relid, FlowPlan *plan, Oid except_index, SinkKey *key);
-
-/*
- * A value of output "output" as the sink column holds it: converted as
- * INSERT would (an assignment cast), under the settings in force.
- */
-extern Datum sink_convert_value(Oid sink_relid, FlowPlan *plan, int output, Datum value,
-								Oid *type);
 
 /*
  * While a flow writes its sink, errors say so (and, for a missing or
