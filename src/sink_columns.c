@@ -721,6 +721,43 @@ refuse_key_collation(FlowOutput *out, const char *relname, Oid collation)
 }
 
 /*
+ * Refuses a key column of a projection's key (an output written into the
+ * sink's column, under the collation given or the column's) whose
+ * conversion or collation could make two keys one.  key_columns: the
+ * index's columns, NULL for an index not made yet.
+ */
+static void
+check_key_column(Oid sink_relid, FlowOutput *out, const char *relname, List *collation_name,
+				 const char *key_columns)
+{
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+	const char *why = NULL;
+	Node	   *coerce;
+
+	get_atttypetypmodcoll(sink_relid, get_attnum(sink_relid, out->name), &type, &typmod,
+						  &collation);
+	if (collation_name)
+		collation = get_collation_oid(collation_name, false);
+	if (!key_collation_keeps_keys(collation, out->collation))
+		refuse_key_collation(out, relname, collation);
+	coerce = assignment_coercion(out, type, typmod);
+	if (coerce && !coercion_is_injective(coerce, &why))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
+						out->name, relname, format_type_extended(type, typmod, FORMAT_TYPE_TYPEMOD_GIVEN),
+						format_type_be(out->type)),
+				 key_columns ?
+				 errdetail("flowpg keeps one row per key of the sink's unique index on (%s); converting the key could make rows of different keys one: %s.",
+						   key_columns, why) :
+				 errdetail("The unique index would be the key flowpg keeps one row per; converting the key could make rows of different keys one: %s.",
+						   why),
+				 errhint("Give the column the output's type, or cast the output in the flow's query to the column's type.")));
+}
+
+/*
  * A projection keeps one row per key of the sink's unique index: keys the
  * conversion into the sink could merge would merge rows of different keys.
  */
@@ -751,31 +788,8 @@ check_projection_key(Oid sink_relid, FlowPlan *plan, const char *relname)
 					 errhint("Use a deterministic collation in the index, or the collation of the flow's output.")));
 	}
 	for (int i = 0; i < plan->noutputs; i++)
-	{
-		FlowOutput *out = &plan->outputs[i];
-		Oid			type;
-		int32		typmod;
-		Oid			collation;
-		const char *why = NULL;
-		Node	   *coerce;
-
-		if (!key.is_key[i])
-			continue;
-		get_atttypetypmodcoll(sink_relid, get_attnum(sink_relid, out->name), &type, &typmod,
-							  &collation);
-		if (!key_collation_keeps_keys(collation, out->collation))
-			refuse_key_collation(out, relname, collation);
-		coerce = assignment_coercion(out, type, typmod);
-		if (coerce && !coercion_is_injective(coerce, &why))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
-							out->name, relname, format_type_extended(type, typmod, FORMAT_TYPE_TYPEMOD_GIVEN),
-							format_type_be(out->type)),
-					 errdetail("flowpg keeps one row per key of the sink's unique index on (%s); converting the key could make rows of different keys one: %s.",
-							   key.columns, why),
-					 errhint("Give the column the output's type, or cast the output in the flow's query to the column's type.")));
-	}
+		if (key.is_key[i])
+			check_key_column(sink_relid, &plan->outputs[i], relname, NIL, key.columns);
 }
 
 void
@@ -788,12 +802,6 @@ sink_check_index_columns(Oid sink_relid, FlowPlan *plan, List *index_params)
 	{
 		IndexElem  *elem = lfirst_node(IndexElem, lc);
 		int			output = elem->name ? output_index(plan, elem->name) : -1;
-		FlowOutput *out;
-		Oid			type;
-		int32		typmod;
-		Oid			collation;
-		const char *why = NULL;
-		Node	   *coerce;
 
 		/* __ts_placeholder is flowpg's, the same in every row */
 		if (output < 0 && elem->name && strcmp(elem->name, SINK_TS_PLACEHOLDER) == 0)
@@ -801,23 +809,7 @@ sink_check_index_columns(Oid sink_relid, FlowPlan *plan, List *index_params)
 		/* an expression or a column the flow does not write: never its key */
 		if (output < 0)
 			return;
-		out = &plan->outputs[output];
-		get_atttypetypmodcoll(sink_relid, get_attnum(sink_relid, out->name), &type, &typmod,
-							  &collation);
-		if (elem->collation)
-			collation = get_collation_oid(elem->collation, false);
-		if (!key_collation_keeps_keys(collation, out->collation))
-			refuse_key_collation(out, relname, collation);
-		coerce = assignment_coercion(out, type, typmod);
-		if (coerce && !coercion_is_injective(coerce, &why))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
-							out->name, relname, format_type_extended(type, typmod, FORMAT_TYPE_TYPEMOD_GIVEN),
-							format_type_be(out->type)),
-					 errdetail("The unique index would be the key flowpg keeps one row per; converting the key could make rows of different keys one: %s.",
-							   why),
-					 errhint("Give the column the output's type, or cast the output in the flow's query to the column's type.")));
+		check_key_column(sink_relid, &plan->outputs[output], relname, elem->collation, NULL);
 	}
 }
 

@@ -205,28 +205,30 @@ stats_last_error(int64 flow_id)
 	return error;
 }
 
+/* Sets a timestamp column of the flow's flow_run row (column: a constant of ours). */
+static void
+set_flow_run_time(int64 flow_id, const char *column, TimestampTz value)
+{
+	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(value)};
+
+	catalog_execute_privileged(psprintf("INSERT INTO flowpg.flow_run AS r (flow_id, %s) "
+										"VALUES ($1, $2) ON CONFLICT (flow_id) "
+										"DO UPDATE SET %s = excluded.%s",
+										column, column, column),
+							   2, types, values, NULL);
+}
+
 void
 stats_set_next_run(int64 flow_id, TimestampTz next_run)
 {
-	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
-	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(next_run)};
-
-	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, next_run_at) "
-							   "VALUES ($1, $2) ON CONFLICT (flow_id) "
-							   "DO UPDATE SET next_run_at = excluded.next_run_at",
-							   2, types, values, NULL);
+	set_flow_run_time(flow_id, "next_run_at", next_run);
 }
 
 void
 stats_set_last_tick(int64 flow_id, TimestampTz tick)
 {
-	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
-	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(tick)};
-
-	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, last_tick) "
-							   "VALUES ($1, $2) ON CONFLICT (flow_id) "
-							   "DO UPDATE SET last_tick = excluded.last_tick",
-							   2, types, values, NULL);
+	set_flow_run_time(flow_id, "last_tick", tick);
 }
 
 /* A timestamp column of the flow's flow_run row; false when NULL or none. */
