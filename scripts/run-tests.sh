@@ -125,13 +125,16 @@ out_of_time() {
 }
 
 # Stop any server a killed or crashed suite left behind in the copy.
+# stop_leftover_servers [TAP_NAME]: the servers a test left running (all,
+# or those of one TAP file, whose nodes live in tmp_check/t_NAME_*).
 stop_leftover_servers() {
-    local pidfile
+    local pidfile pattern="*"
+    [ -n "${1:-}" ] && pattern="*/t_${1}_*"
     while IFS= read -r pidfile; do
         "$BINDIR/pg_ctl" stop -D "$(dirname "$pidfile")" -m immediate -w >/dev/null 2>&1 || true
-    done < <(find "$WORK" -name postmaster.pid 2>/dev/null)
+    done < <(find "$WORK" -path "$pattern" -name postmaster.pid 2>/dev/null)
 }
-trap stop_leftover_servers EXIT
+trap 'stop_leftover_servers' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -334,8 +337,55 @@ run_isolation() {
     stop_leftover_servers
 }
 
+# The TAP files that run alongside the others: long, and mostly waiting
+# (022 creates and drops 270 databases: checkpoints, not CPU).
+TAP_BACKGROUND=" 022_database_slots "
+
+# tap_file NAME [LIMIT]: runs one TAP file (its own time limit); its exit status.
+tap_file() {
+    local name=$1 limit
+    limit=$(limit_for "${2:-$TAP_TIMEOUT}")
+    ( cd test &&
+      PATH="$BINDIR:$PATH" \
+      PG_REGRESS="$PG_REGRESS" \
+      TESTDIR="$WORK/test" \
+      TMPDIR="$WORK/tap_tmp" \
+      PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-60}" \
+      timeout --kill-after=15 "$limit" \
+          prove -I "$PG_PERL_LIB" -I "$WORK/test/t" "t/$name.pl" 2>&1 )
+}
+
+# tap_verdict NAME RC: counts the file, and prints its logs when it failed.
+tap_verdict() {
+    local name=$1 rc=$2 log
+    if [ "$rc" -eq 0 ]; then
+        TAP_OK=$((TAP_OK + 1))
+        return
+    fi
+    TAP_BAD=$((TAP_BAD + 1))
+    if [ "$rc" -eq 124 ]; then
+        FAILED_NAMES+=("tap/$name (timed out)")
+    else
+        FAILED_NAMES+=("tap/$name")
+    fi
+    log="test/tmp_check/log/regress_log_$name"
+    if [ -f "$log" ]; then
+        echo "== tap: last lines of $log"
+        tail -n 80 "$log"
+    fi
+    for log in test/tmp_check/log/"${name}"_*.log; do
+        [ -f "$log" ] || continue
+        if grep -Eq 'PANIC|TRAP:|terminated by signal|FATAL' "$log"; then
+            echo "== tap: server crashes / fatal errors in $log"
+            grep -E -B2 -A2 'PANIC|TRAP:|terminated by signal|FATAL' "$log" | head -n 60
+        fi
+    done
+}
+
 run_tap() {
-    local tests=() name rc ok=0 bad=0 log limit
+    local tests=() name rc background=() bg_pids=()
+    TAP_OK=0
+    TAP_BAD=0
     mapfile -t tests < <(list_tests test/t .pl tap)
     if [ "${#tests[@]}" -eq 0 ]; then
         echo "== tap: no tests (test/t/*.pl)"
@@ -346,47 +396,35 @@ run_tap() {
     # The nodes' socket directories (PostgreSQL::Test::Utils::tempdir_short,
     # kept when a test fails) go inside the copy instead of littering /tmp.
     mkdir -p tap_tmp
+    # the background ones first, each in a subshell of its own, output kept
     for name in "${tests[@]}"; do
+        [[ "$TAP_BACKGROUND" == *" $name "* ]] || continue
+        background+=("$name")
+        # slower beside the others: twice the limit of one file
+        ( rc=0; tap_file "$name" $((2 * TAP_TIMEOUT)) >"tap_tmp/$name.out" 2>&1 || rc=$?
+          echo "$rc" >"tap_tmp/$name.rc" ) &
+        bg_pids+=($!)
+    done
+    for name in "${tests[@]}"; do
+        [[ "$TAP_BACKGROUND" == *" $name "* ]] && continue
         rc=0
         if out_of_time "tap/$name"; then
             continue
         fi
-        limit=$(limit_for "$TAP_TIMEOUT")
-        ( cd test &&
-          PATH="$BINDIR:$PATH" \
-          PG_REGRESS="$PG_REGRESS" \
-          TESTDIR="$WORK/test" \
-          TMPDIR="$WORK/tap_tmp" \
-          PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-60}" \
-          timeout --kill-after=15 "$limit" \
-              prove -I "$PG_PERL_LIB" -I "$WORK/test/t" "t/$name.pl" 2>&1 ) || rc=$?
-        if [ "$rc" -eq 0 ]; then
-            ok=$((ok + 1))
-        else
-            bad=$((bad + 1))
-            if [ "$rc" -eq 124 ]; then
-                FAILED_NAMES+=("tap/$name (timed out after ${limit}s)")
-            else
-                FAILED_NAMES+=("tap/$name")
-            fi
-            log="test/tmp_check/log/regress_log_$name"
-            if [ -f "$log" ]; then
-                echo "== tap: last lines of $log"
-                tail -n 80 "$log"
-            fi
-            for log in test/tmp_check/log/"${name}"_*.log; do
-                [ -f "$log" ] || continue
-                if grep -Eq 'PANIC|TRAP:|terminated by signal|FATAL' "$log"; then
-                    echo "== tap: server crashes / fatal errors in $log"
-                    grep -E -B2 -A2 'PANIC|TRAP:|terminated by signal|FATAL' "$log" | head -n 60
-                fi
-            done
-        fi
-        stop_leftover_servers
+        tap_file "$name" || rc=$?
+        tap_verdict "$name" "$rc"
+        stop_leftover_servers "$name"
     done
-    PASSED=$((PASSED + ok))
-    FAILED=$((FAILED + bad))
-    echo "== tap: $ok passed, $bad failed"
+    for name in "${background[@]}"; do
+        wait "${bg_pids[0]}" || true
+        bg_pids=("${bg_pids[@]:1}")
+        cat "tap_tmp/$name.out"
+        tap_verdict "$name" "$(cat "tap_tmp/$name.rc" 2>/dev/null || echo 1)"
+        stop_leftover_servers "$name"
+    done
+    PASSED=$((PASSED + TAP_OK))
+    FAILED=$((FAILED + TAP_BAD))
+    echo "== tap: $TAP_OK passed, $TAP_BAD failed"
 }
 
 # The benchmark in its quick mode, as a smoke test: it must run to the end
