@@ -32,7 +32,7 @@ SECONDS_PER_LOAD=8
 ROWS=2000000
 while [ $# -gt 0 ]; do
     case "$1" in
-        --quick) QUICK=1; REPS=1; SECONDS_PER_LOAD=3; ROWS=200000 ;;
+        --quick) QUICK=1; REPS=1; SECONDS_PER_LOAD=2; ROWS=100000 ;;
         --reps) REPS=$2; shift ;;
         --seconds) SECONDS_PER_LOAD=$2; shift ;;
         --rows) ROWS=$2; shift ;;
