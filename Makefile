@@ -8,52 +8,13 @@
 
 EXTENSION = flowpg
 MODULE_big = flowpg
-OBJS = \
-	src/flowpg.o \
-	src/guc.o \
-	src/settings.o \
-	src/trust.o \
-	src/subxact.o \
-	src/window.o \
-	src/dialect.o \
-	src/eval_tick.o \
-	src/planner.o \
-	src/catalog.o \
-	src/sink.o \
-	src/sink_columns.o \
-	src/flow_api.o \
-	src/progress.o \
-	src/pause.o \
-	src/greptime.o \
-	src/pending_flow.o \
-	src/ddl_events.o \
-	src/visibility.o \
-	src/restore.o \
-	src/dirty_log.o \
-	src/capture.o \
-	src/batch.o \
-	src/backfill.o \
-	src/stats.o \
-	src/explain.o \
-	src/pool.o \
-	src/worker.o \
-	src/aggregate.o \
-	src/first_last.o \
-	src/operator.o \
-	src/shmem.o \
-	src/queue.o \
-	src/batch_codec.o \
-	src/stream_capture.o \
-	src/group_store.o \
-	src/stream_apply.o \
-	src/stream_refill.o \
-	src/stream_evict.o \
-	src/stream_round.o \
-	src/verify.o
+# One folder per subsystem (README, "Layout"); every source file in them is built.
+SRC_DIRS = src src/frontend src/plan src/catalog src/batching src/streaming src/worker
+OBJS = $(patsubst %.c,%.o,$(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))))
 DATA = flowpg--0.1.sql flowpg--0.2.sql flowpg--0.1--0.2.sql flowpg--0.2--0.3.sql
 # The SQL objects' version the library works with (catalog.h), from the control file.
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" flowpg.control)
-PG_CPPFLAGS = -I$(srcdir)/src -DFLOWPG_VERSION='"$(EXTVERSION)"'
+PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(srcdir)/$(d)) -DFLOWPG_VERSION='"$(EXTVERSION)"'
 
 # The regression suites: one file per topic of the user contract.
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
@@ -81,7 +42,7 @@ clean-flowload:
 	@$(MAKE) --no-print-directory -C test/tools clean
 
 # PGXS tracks no header dependencies: rebuild everything when one changes.
-$(OBJS): $(wildcard src/*.h) flowpg.control
+$(OBJS): $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h)) flowpg.control
 
 .PHONY: deps demo test bench
 
