@@ -35,28 +35,6 @@
 #include "stream_flow.h"
 #include "window.h"
 
-void
-flow_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi)
-{
-	FlowShared *sh = flow->sh;
-
-	if (whole || lo > hi)
-	{
-		sh->touched_whole = true;
-		sh->touched = true;
-		return;
-	}
-	if (!sh->touched)
-	{
-		sh->touched_lo = lo;
-		sh->touched_hi = hi;
-		sh->touched = true;
-		return;
-	}
-	sh->touched_lo = Min(sh->touched_lo, lo);
-	sh->touched_hi = Max(sh->touched_hi, hi);
-}
-
 /* Window-value ordinal of the window starting at a time ordinal. */
 int64
 window_of_time(StreamFlow *flow, int64 time)
@@ -155,7 +133,7 @@ merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
 	int64		hi = Max(group->time_hi, time_hi);
 
 	/* the touch comes first: the round may fail from here on */
-	flow_touch(flow, graph->window_key < 0 || (group->flags & STORED_WNULL), lo, hi);
+	stream_state_touch(flow, graph->window_key < 0 || (group->flags & STORED_WNULL), lo, hi);
 	store_load_trans(store, group, trans);
 	for (int i = 0; i < graph->naggs; i++)
 		agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value, partials[i].isnull,
@@ -259,40 +237,6 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 		sink_rows_add(flow->append_rows, graph->plan, values, nulls);
 	}
 	MemoryContextSwitchTo(old);
-}
-
-/* Opens the flow's store in the state area, creating it if needed. */
-void
-flow_state_open_store(StreamFlow *flow)
-{
-	FlowShared *sh = flow->sh;
-
-	if (!DsaPointerIsValid(sh->store))
-	{
-		sh->store = store_create(flow->graph);
-		if (!DsaPointerIsValid(sh->store))
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("flowpg.state_memory is exhausted")));
-	}
-	if (flow->store)
-		store_detach(flow->store);
-	flow->store = store_attach(sh->store, flow->graph, flow->memory);
-	flow->store_dp = sh->store;
-}
-
-/* Frees the flow's store: its groups are gone. */
-void
-flow_state_drop_store(StreamFlow *flow)
-{
-	FlowShared *sh = flow->sh;
-
-	if (DsaPointerIsValid(sh->store))
-		store_destroy(sh->store);
-	sh->store = InvalidDsaPointer;
-	if (flow->store)
-		store_detach(flow->store);
-	flow->store = NULL;
 }
 
 /*

@@ -22,28 +22,6 @@
 #include "stream_flow.h"
 #include "window.h"
 
-/* The lowest time the state holds windows from; false when all. */
-bool
-state_floor(StreamFlow *flow, int64 *time, int64 *window)
-{
-	FlowShared *sh = flow->sh;
-	bool		has = false;
-
-	if (sh->has_expiry)
-	{
-		*time = sh->expiry_time;
-		*window = sh->expiry_window;
-		has = true;
-	}
-	if (sh->has_watermark && (!has || sh->watermark_time > *time))
-	{
-		*time = sh->watermark_time;
-		*window = sh->watermark_window;
-		has = true;
-	}
-	return has;
-}
-
 static bool
 below_floor(StoredGroup *group, void *arg)
 {
@@ -88,7 +66,7 @@ log_changed_below(StreamFlow *flow, int64 floor_window)
 	if (!whole && lo > hi)
 		return;
 	/* the log entry goes with the round: should it not commit, the repair has them */
-	flow_touch(flow, whole, lo, hi);
+	stream_state_touch(flow, whole, lo, hi);
 	dirty_log_append(flow->flow_id, whole, whole ? 0 : lo, whole ? 0 : hi, 0);
 	flow->sh->fallback_logged = true;
 }
@@ -99,11 +77,11 @@ give_up_all(StreamFlow *flow)
 {
 	if (store_has_changed(flow->store))
 	{
-		flow_touch(flow, true, 0, 0);
+		stream_state_touch(flow, true, 0, 0);
 		dirty_log_append(flow->flow_id, true, 0, 0, 0);
 		flow->sh->fallback_logged = true;
 	}
-	flow_state_drop_store(flow);
+	stream_state_drop_store(flow);
 	flow->sh->degraded = true;
 	flow->sh->degraded_at = GetCurrentTimestamp();
 	flow->sh->degrades_total++;

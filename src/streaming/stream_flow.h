@@ -5,6 +5,7 @@
  *	  part in the state area (FlowShared, kept across workers) and a
  *	  worker's handle on it (StreamFlow, compiled graph and this round).
  *
+ *	  stream_state.c   the shared part and store, the worker's handles
  *	  stream_round.c   one flow's round: transactions, errors, publishing
  *	  stream_apply.c   applying queued batches to the state
  *	  stream_refill.c  refilling windows of the state from the source
@@ -139,10 +140,17 @@ typedef struct StreamFlow
 	int64		fallback_hi;
 } StreamFlow;
 
+/* stream_state.c: the flow's shared part and store, this worker's handles */
+extern List *stream_state_handles(void);
+extern FlowShared *stream_state_shared(int64 flow_id, bool create);
+extern void stream_state_open(StreamFlow *flow);
+extern void stream_state_reset(StreamFlow *flow);
+extern void stream_state_open_store(StreamFlow *flow);
+extern void stream_state_drop_store(StreamFlow *flow);
+extern void stream_state_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi);
+extern bool stream_state_floor(StreamFlow *flow, int64 *time, int64 *window);
+
 /* stream_apply.c */
-extern void flow_state_open_store(StreamFlow *flow);
-extern void flow_state_drop_store(StreamFlow *flow);
-extern void flow_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi);
 extern int64 window_of_time(StreamFlow *flow, int64 time);
 extern bool in_skip_ranges(List *skips, bool window_null, int64 w);
 extern List *skip_ranges_for(StreamFlow *flow, List *ranges, bool whole);
@@ -157,7 +165,6 @@ extern void after_recompute(void *arg, FlowPlan *plan, WindowProbe *probe, List 
 							bool whole);
 
 /* stream_evict.c */
-extern bool state_floor(StreamFlow *flow, int64 *time, int64 *window);
 extern void evict_for_memory(StreamFlow *flow);
 extern void expire_windows(StreamFlow *flow);
 

@@ -46,7 +46,7 @@ clip_to_floor(StreamFlow *flow, List *ranges, bool *whole)
 	int64		floor_time;
 	int64		floor_window;
 
-	if (!state_floor(flow, &floor_time, &floor_window))
+	if (!stream_state_floor(flow, &floor_time, &floor_window))
 		return ranges;
 	if (*whole)
 	{
@@ -71,7 +71,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 
 	int64		floor_time;
 	int64		floor_window;
-	bool		has_floor = state_floor(flow, &floor_time, &floor_window);
+	bool		has_floor = stream_state_floor(flow, &floor_time, &floor_window);
 	int64		skipped_lo = PG_INT64_MAX;
 	int64		skipped_hi = PG_INT64_MIN;
 	bool		skipped_whole = false;
@@ -92,7 +92,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 				skipped_whole = true;
 				break;
 			}
-			has_floor = state_floor(flow, &floor_time, &floor_window);
+			has_floor = stream_state_floor(flow, &floor_time, &floor_window);
 		}
 		if (has_floor && group->time_lo <= group->time_hi && group->time_hi < floor_time)
 		{
@@ -119,7 +119,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 	 */
 	if (mark_changed && (skipped_whole || skipped_lo <= skipped_hi))
 	{
-		flow_touch(flow, skipped_whole, skipped_lo, skipped_hi);
+		stream_state_touch(flow, skipped_whole, skipped_lo, skipped_hi);
 		dirty_log_append(flow->flow_id, skipped_whole, skipped_whole ? 0 : skipped_lo,
 						 skipped_whole ? 0 : skipped_hi, 0);
 		flow->sh->fallback_logged = true;
@@ -213,14 +213,14 @@ touch_ranges(StreamFlow *flow, List *ranges, bool whole)
 
 	if (whole || flow->graph->window_key < 0)
 	{
-		flow_touch(flow, true, 0, 0);
+		stream_state_touch(flow, true, 0, 0);
 		return;
 	}
 	foreach(lc, ranges)
 	{
 		WindowRange *r = lfirst(lc);
 
-		flow_touch(flow, r->from_beginning || r->unbounded, r->start, r->end - 1);
+		stream_state_touch(flow, r->from_beginning || r->unbounded, r->start, r->end - 1);
 	}
 }
 
@@ -276,7 +276,7 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
 		return;
 	touch_ranges(flow, state_ranges, state_whole);
 	if (flow->store == NULL)
-		flow_state_open_store(flow);
+		stream_state_open_store(flow);
 	else if (state_whole)
 		store_clear(flow->store);
 	else

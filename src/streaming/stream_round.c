@@ -5,8 +5,8 @@
  *	  errors, writing the sink, and publishing its counters.
  *
  * Any worker of the database may run a flow's round, one at a time (the
- * claim, worker.c); the flow's state and bookkeeping are in the state
- * area (group_store.c, FlowShared), so the next round -- by this worker or
+ * claim, pool.c); the flow's state and bookkeeping are in the state
+ * area (stream_state.c, group_store.c), so the next round -- by this worker or
  * another, or after this one exited -- continues where this one stopped.
  * A worker keeps only a compiled graph per flow.
  *
@@ -51,7 +51,6 @@
 #include "pool.h"
 #include "progress.h"
 
-#define FLOW_SHARED_MAGIC 0x73747266
 #define STATS_RECORD_USECS (1000 * 1000)
 #define MAX_RETRY_USECS (60 * USECS_PER_SEC)
 /* A flow degraded for memory tries to load its state again after this. */
@@ -61,268 +60,7 @@
 #define degraded_retry(sh) (DEGRADED_RETRY_USECS << Min(Max((sh)->degrades, 1) - 1, 3))
 #define BUSY_RETRY_USECS (1000 * 1000)	/* after a lock timeout */
 #define BUSY_SKIP_USECS (20 * 1000)		/* after a lock found taken */
-#define SYNC_USECS (250 * 1000)
 
-static List *stream_flows = NIL;	/* StreamFlow of this worker */
-static MemoryContext stream_memory = NULL;
-static TimestampTz last_sync = 0;
-
-static StreamFlow *
-find_flow(int64 flow_id)
-{
-	ListCell   *lc;
-
-	foreach(lc, stream_flows)
-		if (((StreamFlow *) lfirst(lc))->flow_id == flow_id)
-			return lfirst(lc);
-	return NULL;
-}
-
-static void
-free_handle(StreamFlow *flow)
-{
-	stream_flows = list_delete_ptr(stream_flows, flow);
-	MemoryContextDelete(flow->memory);
-}
-
-static StreamFlow *
-new_handle(FlowEntry *entry)
-{
-	MemoryContext memory = AllocSetContextCreate(stream_memory, "flowpg streaming flow",
-												 ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(memory);
-	StreamFlow *flow = palloc0(sizeof(StreamFlow));
-
-	flow->flow_id = entry->flow_id;
-	flow->version = graph_version(entry);
-	flow->memory = memory;
-	flow->round_memory = AllocSetContextCreate(memory, "flowpg round", ALLOCSET_DEFAULT_SIZES);
-	flow->batch_memory = AllocSetContextCreate(memory, "flowpg batch", ALLOCSET_DEFAULT_SIZES);
-	flow->flush_memory = AllocSetContextCreate(memory, "flowpg flush", ALLOCSET_DEFAULT_SIZES);
-	flow->batch_cxt = agg_context_create_in(memory, flow->batch_memory);
-	MemoryContextSwitchTo(stream_memory);
-	stream_flows = lappend(stream_flows, flow);
-	MemoryContextSwitchTo(old);
-	return flow;
-}
-
-/* The flow's shared bookkeeping: found, or made (NULL when no slot is free). */
-static FlowShared *
-shared_part(int64 flow_id, bool create)
-{
-	dsa_area   *area = shmem_state_area();
-	dsa_pointer dp = queue_get_flow_state(flow_id);
-	FlowShared *sh;
-
-	if (DsaPointerIsValid(dp))
-		return dsa_get_address(area, dp);
-	if (!create)
-		return NULL;
-	dp = dsa_allocate_extended(area, sizeof(FlowShared), DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
-	if (!DsaPointerIsValid(dp))
-	{
-		shmem_state_note_refusal();
-		return NULL;
-	}
-	sh = dsa_get_address(area, dp);
-	sh->magic = FLOW_SHARED_MAGIC;
-	sh->store = InvalidDsaPointer;
-	sh->stats.freshness_us = -1;
-	sh->stats.status = STREAM_STATUS_RECOVERING;
-	if (!queue_set_flow_state(flow_id, dp))
-	{
-		dsa_free(area, dp);
-		return NULL;
-	}
-	return sh;
-}
-
-/* Forgets the flow's state: the next round reloads it from the source. */
-static void
-reset_state(StreamFlow *flow)
-{
-	FlowShared *sh = flow->sh;
-
-	flow_state_drop_store(flow);
-	flow->append_rows = NULL;
-	MemoryContextReset(flow->flush_memory);
-	sh->loaded = false;
-	sh->degraded = false;
-	sh->has_watermark = false;
-	sh->has_expiry = false;		/* expire_after may have changed */
-	sh->touched = sh->touched_whole = false;
-	sh->stats.status = STREAM_STATUS_RECOVERING;
-	flow->backfill_checked = false; /* a reload may be a new backfill's */
-}
-
-/*
- * Attaches the handle to the flow's shared part and compiles its graph;
- * a state of another version of the flow is dropped.  In a transaction,
- * as the owner.
- */
-static void
-open_flow(StreamFlow *flow)
-{
-	if (flow->graph == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(flow->memory);
-		StreamGraph *graph;
-
-		flow->entry = catalog_get_by_id(flow->flow_id);
-		graph = graph_build(flow->entry, flow->memory);
-		flow->backfill_checked = false;
-		flow->probe = NULL;
-		if (graph->plan->window_expr && graph->window_key >= 0)
-			flow->probe = flow_plan_window_probe(graph->plan);
-		flow->trans = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
-		flow->partials = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
-		flow->graph = graph;	/* last: an error above leaves no half-open flow */
-		MemoryContextSwitchTo(old);
-	}
-	flow->sh = shared_part(flow->flow_id, true);
-	if (flow->sh == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("flowpg has no shared memory left for streaming flow %lld",
-						(long long) flow->flow_id),
-				 errhint("Raise flowpg.state_memory or flowpg.max_flows.")));
-	if (flow->sh->version != flow->version)
-	{
-		/* a new definition: start over; its batches stay, the refill sorts them out */
-		reset_state(flow);
-		flow->sh->version = flow->version;
-	}
-	/* another worker may have made a new store since this one last looked */
-	if (!DsaPointerIsValid(flow->sh->store))
-		flow->store = NULL;
-	else if (flow->store == NULL || flow->store_dp != flow->sh->store)
-		flow_state_open_store(flow);
-}
-
-/* Drops the worker's compiled graph (the flow changed). */
-static void
-close_flow(StreamFlow *flow)
-{
-	if (flow->graph)
-		graph_free(flow->graph);
-	flow->graph = NULL;
-	flow->probe = NULL;
-	flow->store = NULL;
-	flow->sh = NULL;
-	MemoryContextReset(flow->round_memory);
-	flow->pending = NIL;
-}
-
-/* Frees a flow's shared part and its groups. */
-static void
-free_shared_part(dsa_pointer state)
-{
-	dsa_area   *area = shmem_state_area();
-	FlowShared *sh = dsa_get_address(area, state);
-
-	if (DsaPointerIsValid(sh->store))
-		store_destroy(sh->store);
-	sh->magic = 0;
-	dsa_free(area, state);
-}
-
-/* A flow that is gone: its queue and state are freed by whoever claims it. */
-static void
-forget_flow(int64 flow_id)
-{
-	dsa_pointer state;
-
-	if (!worker_claim(flow_id, false))
-		return;
-	state = queue_forget(flow_id);
-	if (DsaPointerIsValid(state))
-		free_shared_part(state);
-	worker_release();
-}
-
-void
-stream_forget_database(Oid dboid)
-{
-	ListCell   *lc;
-
-	foreach(lc, queue_forget_database(dboid))
-		free_shared_part(*(dsa_pointer *) lfirst(lc));
-}
-
-/*
- * Follows the catalog: new streaming flows get a handle, changed ones a
- * new graph, dropped ones are forgotten with their queues and state.
- */
-static void
-sync_flows(void)
-{
-	List	   *slots;
-	List	   *entries;
-	List	   *seen = NIL;
-	ListCell   *lc;
-
-	if (stream_memory == NULL)
-		stream_memory = AllocSetContextCreate(TopMemoryContext, "flowpg streaming",
-											  ALLOCSET_DEFAULT_SIZES);
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() &&
-		!catalog_try_lock_tables(AccessShareLock))
-	{
-		/* someone changes flowpg's tables (DROP EXTENSION, say): later */
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		return;
-	}
-	slots = queue_flows();		/* before the catalog: see below */
-	entries = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() ?
-		catalog_get_all() : NIL;
-	foreach(lc, entries)
-	{
-		FlowEntry  *entry = lfirst(lc);
-		StreamFlow *flow;
-
-		/* a restored flow is the batching side's until its tables are in */
-		if (strcmp(entry->mode, "streaming") != 0 || strcmp(entry->state, "restoring") == 0)
-			continue;
-		flow = find_flow(entry->flow_id);
-		if (flow && flow->version != graph_version(entry))
-		{
-			close_flow(flow);
-			flow->version = graph_version(entry);
-		}
-		if (flow == NULL)
-			flow = new_handle(entry);
-		queue_set_paused(flow->flow_id, entry->paused);	/* after a restart too */
-		flow->paused = entry->paused;
-		seen = lappend(seen, flow);
-	}
-	foreach(lc, list_copy(stream_flows))
-	{
-		StreamFlow *flow = lfirst(lc);
-
-		if (!list_member_ptr(seen, flow))
-			free_handle(flow);
-	}
-
-	/*
-	 * Queues of flows that are gone.  A writer takes a slot only for a flow
-	 * it saw committed, so a slot listed before the catalog was read belongs
-	 * to a flow the catalog shows, unless that flow was dropped (or is not
-	 * streaming any more).
-	 */
-	foreach(lc, slots)
-	{
-		int64		flow_id = *(int64 *) lfirst(lc);
-
-		if (find_flow(flow_id) == NULL)
-			forget_flow(flow_id);
-	}
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	last_sync = GetCurrentTimestamp();
-}
 
 static bool
 has_changes(StreamFlow *flow)
@@ -438,7 +176,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * when one is in progress, a later round tries again (the worker never
 	 * waits for a user's transaction).
 	 */
-	sh = shared_part(flow->flow_id, false);
+	sh = stream_state_shared(flow->flow_id, false);
 	if (!batch_try_lock_flow(flow->flow_id))
 	{
 		if (sh)
@@ -461,7 +199,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	}
 
 	flow_enter(&identity, entry->owner, entry->settings, false);
-	open_flow(flow);
+	stream_state_open(flow);
 	sh = flow->sh;
 	flow->ran = true;
 	rows_before = sh->unrecorded.rows_out;
@@ -471,11 +209,11 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * while that holds the flow's lock, so seen here once it committed.
 	 */
 	if (queue_take_reset(flow->flow_id) && sh->loaded)
-		reset_state(flow);
+		stream_state_reset(flow);
 	/* state given up for memory (all, or older windows): whole again once half of it is free */
 	else if ((sh->degraded || sh->has_watermark) && shmem_state_has_room(MyDatabaseId) &&
 			 GetCurrentTimestamp() - sh->degraded_at >= degraded_retry(sh))
-		reset_state(flow);
+		stream_state_reset(flow);
 
 	flow->writing = false;
 	if (apply_only)
@@ -674,7 +412,7 @@ round_committed(StreamFlow *flow)
 static void
 publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed)
 {
-	FlowShared *sh = flow->sh ? flow->sh : shared_part(flow->flow_id, false);
+	FlowShared *sh = flow->sh ? flow->sh : stream_state_shared(flow->flow_id, false);
 
 	if (sh == NULL)
 	{
@@ -752,7 +490,7 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
 static void
 round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy, bool refused)
 {
-	FlowShared *sh = flow->sh ? flow->sh : shared_part(flow->flow_id, false);
+	FlowShared *sh = flow->sh ? flow->sh : stream_state_shared(flow->flow_id, false);
 	int64		delay = USECS_PER_SEC;
 	bool		was_loaded;
 
@@ -796,7 +534,7 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy,
 		was_loaded = sh->loaded &&
 			!(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store));
 		if (DsaPointerIsValid(sh->store))
-			flow_state_drop_store(flow);
+			stream_state_drop_store(flow);
 		/* each degrade soon after the last waits longer to load again */
 		if (GetCurrentTimestamp() - sh->degraded_at > DEGRADED_FORGET_USECS)
 			sh->degrades = 0;
@@ -866,7 +604,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 	pgstat_report_activity(STATE_RUNNING, activity);
 	progress_begin(flow->flow_id, PROGRESS_STREAM_ROUND);
 	(void) shmem_state_take_refusal();	/* a note of an earlier, survived refusal */
-	flow->sh = shared_part(flow->flow_id, false);
+	flow->sh = stream_state_shared(flow->flow_id, false);
 	/* a failed round's counts go with it (kept in the handle: across the longjmp) */
 	memset(&flow->counts_before, 0, sizeof(BatchResult));
 	if (flow->sh)
@@ -987,7 +725,7 @@ typedef enum RoundDue
 static RoundDue
 round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 {
-	FlowShared *sh = shared_part(flow->flow_id, false);
+	FlowShared *sh = stream_state_shared(flow->flow_id, false);
 	TimestampTz at;
 	QueueWant	want;
 
@@ -1037,12 +775,6 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	return ROUND_NOT_DUE;
 }
 
-void
-stream_sync(void)
-{
-	sync_flows();
-}
-
 long
 stream_run(bool *worked)
 {
@@ -1052,10 +784,7 @@ stream_run(bool *worked)
 
 	if (!flowpg_enabled)
 		return 1000;
-	if (stream_memory == NULL || now - last_sync >= SYNC_USECS)
-		sync_flows();
-
-	foreach(lc, stream_flows)
+	foreach(lc, stream_state_handles())
 	{
 		StreamFlow *flow = lfirst(lc);
 		int64		flush_request = queue_flush_requested(flow->flow_id);
@@ -1069,7 +798,7 @@ stream_run(bool *worked)
 
 		/*
 		 * The claim first: the flow's shared part and store that round_due
-		 * reads are freed by whoever claims a dropped flow (forget_flow).
+		 * reads are freed by whoever claims a dropped flow (stream_state.c).
 		 */
 		if (!worker_claim(flow->flow_id, false))
 			continue;			/* another worker runs it */

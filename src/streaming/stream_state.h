@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * stream_state.h
- *	  The worker's side of streaming flows: rounds over the database's
- *	  streaming flows (stream_round.c and the files it names).
+ *	  What the rest of flowpg may do with streaming flows' state and
+ *	  rounds: run the rounds (stream_round.c), follow the catalog and free
+ *	  what a dropped flow or database left (stream_state.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -13,6 +14,7 @@
  * Runs the rounds due of the database's streaming flows that no other
  * worker runs (in a worker, outside a transaction); *worked is set when it
  * ran one.  Returns how long the worker may sleep, in milliseconds.
+ * (stream_round.c)
  */
 extern long stream_run(bool *worked);
 
