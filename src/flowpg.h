@@ -1,7 +1,38 @@
 /*-------------------------------------------------------------------------
  *
  * flowpg.h
- *	  The preload check of flowpg (its settings are guc.h's).
+ *	  The preload check of flowpg (its settings are guc.h's), and a map
+ *	  of the source tree for a reader who starts here.
+ *
+ * Folders, each owning one part of the architecture:
+ *	  frontend/   the SQL API (flow_api.c), GreptimeDB's statements and
+ *				  dialect, pending flows, pause, explain_flow, verify_flow
+ *	  plan/		  a flow's query planned (planner.c), its time window,
+ *				  pinned settings, EVAL INTERVAL ticks
+ *	  catalog/	  flowpg's tables (flow, flow_run, errors), DDL events,
+ *				  restores, sink tables, visibility, progress
+ *	  batching/	  capture triggers, the dirty log, the refresh, backfill
+ *	  streaming/  a writer's partials and their queue (stream_capture.c,
+ *				  queue.c), the operator graph and aggregates, the
+ *				  worker's round over the shared state (stream_round.c)
+ *	  worker/	  the pool of workers, the workers, shared memory
+ * src/ itself keeps the module's entry point, settings, guarded calls
+ * (subxact.c) and the trust rule (trust.c).
+ *
+ * The structs named after a flow, and where each lives:
+ *	  FlowEntry		  a flowpg.flow row as read (catalog.h)
+ *	  FlowPlan		  a flow's planned query: outputs, aggregates, window (planner.h)
+ *	  FlowDefinition  what create_flow is asked to make; FlowCreated what it made (flow_api.h)
+ *	  FlowIdentity	  the owner and settings a flow's code runs under (settings.h)
+ *	  FlowShared	  a streaming flow's bookkeeping in the state area (stream_flow.h)
+ *	  StreamFlow	  a worker's handle on a streaming flow (stream_flow.h)
+ *	  FlowGroup		  one group going through the operator graph (operator.h)
+ *	  FlowSchedule	  a flow's run times in flowpg.flow_run (stats.h)
+ *	  PendingFlow	  a flow waiting for its tables (pending_flow.h)
+ * and, private to their files: FlowSlot (queue.c's registry slot),
+ * FlowPartial (a writer's partials), CaptureFlow, XactFlow, DueFlow,
+ * BusyFlow, FlowRun (worker.c's batching runs), FlowStatement (a parsed
+ * GreptimeDB statement).
  *
  *-------------------------------------------------------------------------
  */
