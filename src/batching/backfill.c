@@ -55,6 +55,7 @@
 #include "backfill.h"
 #include "batch.h"
 #include "catalog.h"
+#include "privileged.h"
 #include "planner.h"
 #include "progress.h"
 

@@ -53,6 +53,7 @@
 #include "queue.h"
 #include "stream_capture.h"
 #include "catalog.h"
+#include "privileged.h"
 #include "planner.h"
 #include "window.h"
 

@@ -37,6 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "catalog.h"
+#include "privileged.h"
 #include "dirty_log.h"
 #include "queue.h"
 #include "pool.h"

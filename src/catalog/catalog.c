@@ -43,19 +43,12 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
+#include "privileged.h"
 #include "trust.h"
 #include "settings.h"
 
 /* Lock tag class (field 4) of flow name locks; user advisory locks use 1 and 2. */
 #define FLOWPG_NAME_LOCK_CLASS 0x464D
-
-typedef struct CatalogAccess
-{
-	Oid			save_userid;
-	int			save_sec_context;
-	int			nestlevel;
-	MemoryContext caller_context;
-} CatalogAccess;
 
 Oid
 catalog_relid(void)
@@ -221,42 +214,6 @@ catalog_before_drop_extension(Node *stmt)
 	}
 }
 
-static Oid
-catalog_owner(void)
-{
-	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(catalog_relid()));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for flowpg's catalog");
-	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	return owner;
-}
-
-static void
-catalog_begin(CatalogAccess *access)
-{
-	access->caller_context = CurrentMemoryContext;
-	GetUserIdAndSecContext(&access->save_userid, &access->save_sec_context);
-	SetUserIdAndSecContext(catalog_owner(),
-						   access->save_sec_context |
-						   SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	/* no object of the caller's may be found by name while privileged */
-	access->nestlevel = settings_push_safe_search_path();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-}
-
-static void
-catalog_end(CatalogAccess *access)
-{
-	SPI_finish();
-	flow_settings_pop(access->nestlevel);
-	SetUserIdAndSecContext(access->save_userid, access->save_sec_context);
-}
-
 /*
  * After a write: backends caching flows (capture.c) drop their caches when
  * this commits, at the latest when they next lock a source table.
@@ -265,66 +222,6 @@ static void
 catalog_changed(void)
 {
 	CacheInvalidateRelcacheByRelid(catalog_relid());
-}
-
-static CatalogAccess open_query_access;
-static bool open_query = false;
-
-void
-catalog_query_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
-						 const char *nulls)
-{
-	int			rc;
-
-	/*
-	 * Still set when an error struck between a query and its _end: the
-	 * abort has unwound its SPI connection, user and settings since.
-	 */
-	open_query = false;
-	catalog_begin(&open_query_access);
-	open_query = true;
-	rc = SPI_execute_with_args(sql, nargs, argtypes, args, nulls, false, 0);
-	if (rc < 0)
-		elog(ERROR, "flowpg could not run \"%s\": %s", sql, SPI_result_code_string(rc));
-}
-
-void
-catalog_query_privileged_end(void)
-{
-	Assert(open_query);
-	open_query = false;
-	catalog_end(&open_query_access);
-}
-
-bool		catalog_own_ddl = false;
-
-void
-catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
-						   const char *nulls)
-{
-	bool		was_own_ddl = catalog_own_ddl;
-
-	/* flowpg's own DDL (dependency views, capture triggers) is not policed */
-	catalog_own_ddl = true;
-	PG_TRY();
-	{
-		catalog_query_privileged(sql, nargs, argtypes, args, nulls);
-		catalog_query_privileged_end();
-	}
-	PG_FINALLY();
-	{
-		catalog_own_ddl = was_own_ddl;
-	}
-	PG_END_TRY();
-}
-
-void
-catalog_execute_for_flow(const char *sql, int64 flow_id)
-{
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(flow_id)};
-
-	catalog_execute_privileged(sql, 1, types, values, NULL);
 }
 
 void
@@ -591,7 +488,7 @@ catalog_own_insert(void)
 int64
 catalog_insert(FlowEntry *entry)
 {
-	CatalogAccess access;
+	PrivilegedAccess access;
 	Oid			types[WRITE_NARGS];
 	Datum		values[WRITE_NARGS];
 	char		nulls[WRITE_NARGS];
@@ -600,7 +497,7 @@ catalog_insert(FlowEntry *entry)
 	int			rc;
 
 	entry_to_args(entry, types, values, nulls);
-	catalog_begin(&access);
+	privileged_begin(&access);
 	own_insert = true;
 	PG_TRY();
 	{
@@ -616,7 +513,7 @@ catalog_insert(FlowEntry *entry)
 	if (rc != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "inserting into flowpg.flow failed");
 	flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	catalog_end(&access);
+	privileged_end(&access);
 	catalog_changed();
 	entry->flow_id = flow_id;
 	return flow_id;
@@ -625,7 +522,7 @@ catalog_insert(FlowEntry *entry)
 void
 catalog_update(FlowEntry *entry)
 {
-	CatalogAccess access;
+	PrivilegedAccess access;
 	Oid			types[WRITE_NARGS + 1];
 	Datum		values[WRITE_NARGS + 1];
 	char		nulls[WRITE_NARGS + 1];
@@ -634,60 +531,60 @@ catalog_update(FlowEntry *entry)
 	types[WRITE_NARGS] = INT8OID;
 	values[WRITE_NARGS] = Int64GetDatum(entry->flow_id);
 	nulls[WRITE_NARGS] = ' ';
-	catalog_begin(&access);
+	privileged_begin(&access);
 	if (SPI_execute_with_args("UPDATE flowpg.flow SET (" WRITE_COLUMNS ", state, state_reason, updated_at) = "
 							  "(" WRITE_PLACEHOLDERS ", 'active', NULL, now()) WHERE flow_id = $20",
 							  WRITE_NARGS + 1, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
-	catalog_end(&access);
+	privileged_end(&access);
 	catalog_changed();
 }
 
 void
 catalog_set_state(int64 flow_id, const char *state, const char *reason)
 {
-	CatalogAccess access;
+	PrivilegedAccess access;
 	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
 	Datum		values[3] = {Int64GetDatum(flow_id), CStringGetTextDatum(state),
 	reason ? CStringGetTextDatum(reason) : (Datum) 0};
 	char		nulls[3] = {' ', ' ', reason ? ' ' : 'n'};
 
-	catalog_begin(&access);
+	privileged_begin(&access);
 	if (SPI_execute_with_args("UPDATE flowpg.flow SET state = $2, state_reason = $3, "
 							  "updated_at = now() WHERE flow_id = $1",
 							  3, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
-	catalog_end(&access);
+	privileged_end(&access);
 	catalog_changed();
 }
 
 void
 catalog_update_query_text(int64 flow_id, const char *query)
 {
-	CatalogAccess access;
+	PrivilegedAccess access;
 	Oid			types[2] = {INT8OID, TEXTOID};
 	Datum		values[2] = {Int64GetDatum(flow_id), CStringGetTextDatum(query)};
 
-	catalog_begin(&access);
+	privileged_begin(&access);
 	if (SPI_execute_with_args("UPDATE flowpg.flow SET query = $2 WHERE flow_id = $1",
 							  2, types, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
-	catalog_end(&access);
+	privileged_end(&access);
 }
 
 /* Sets one column of a flow (the statement's $2), and its updated_at. */
 static void
 set_flow_column(int64 flow_id, const char *sql, Oid type, Datum value, bool isnull)
 {
-	CatalogAccess access;
+	PrivilegedAccess access;
 	Oid			types[2] = {INT8OID, type};
 	Datum		values[2] = {Int64GetDatum(flow_id), value};
 	char		nulls[2] = {' ', isnull ? 'n' : ' '};
 
-	catalog_begin(&access);
+	privileged_begin(&access);
 	if (SPI_execute_with_args(sql, 2, types, values, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "updating flowpg.flow failed");
-	catalog_end(&access);
+	privileged_end(&access);
 	catalog_changed();
 }
 
@@ -708,15 +605,15 @@ catalog_set_paused(int64 flow_id, bool paused)
 void
 catalog_delete(int64 flow_id)
 {
-	CatalogAccess access;
+	PrivilegedAccess access;
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(flow_id)};
 
-	catalog_begin(&access);
+	privileged_begin(&access);
 	if (SPI_execute_with_args("DELETE FROM flowpg.flow WHERE flow_id = $1",
 							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "deleting from flowpg.flow failed");
-	catalog_end(&access);
+	privileged_end(&access);
 	catalog_changed();
 }
 

@@ -83,24 +83,6 @@ extern Oid	catalog_relid(void);
 
 
 /*
- * Runs a statement on flowpg's tables as the extension owner and leaves its
- * result in SPI_tuptable until catalog_query_privileged_end().
- */
-extern void catalog_query_privileged(const char *sql, int nargs, Oid *argtypes,
-									 Datum *args, const char *nulls);
-extern void catalog_query_privileged_end(void);
-
-/* True while catalog_execute_privileged runs: event triggers stand aside. */
-extern bool catalog_own_ddl;
-
-/* The same for a statement whose result is not needed. */
-extern void catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes,
-									   Datum *args, const char *nulls);
-
-/* The same for a statement whose one parameter $1 is a flow id. */
-extern void catalog_execute_for_flow(const char *sql, int64 flow_id);
-
-/*
  * Serializes DDL on one flow name (create, replace, drop) until the end of
  * the transaction; different names do not wait for each other.
  */

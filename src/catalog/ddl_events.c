@@ -68,6 +68,7 @@
 #include "capture.h"
 #include "dirty_log.h"
 #include "catalog.h"
+#include "privileged.h"
 #include "ddl_events.h"
 #include "planner.h"
 #include "settings.h"

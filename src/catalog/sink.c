@@ -49,6 +49,7 @@
 #include "utils/typcache.h"
 
 #include "catalog.h"
+#include "privileged.h"
 #include "dirty_log.h"
 #include "progress.h"
 #include "sink.h"

@@ -24,6 +24,7 @@
 #include "utils/memutils.h"
 
 #include "catalog.h"
+#include "privileged.h"
 #include "guc.h"
 #include "queue.h"
 #include "shmem.h"

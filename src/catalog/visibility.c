@@ -37,6 +37,7 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
+#include "privileged.h"
 #include "dirty_log.h"
 #include "pool.h"
 #include "visibility.h"

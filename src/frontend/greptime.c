@@ -61,6 +61,7 @@
 
 #include "batch.h"
 #include "catalog.h"
+#include "privileged.h"
 #include "flow_api.h"
 #include "greptime.h"
 #include "pending_flow.h"

@@ -19,6 +19,7 @@
 #include "utils/builtins.h"
 
 #include "catalog.h"
+#include "privileged.h"
 #include "pending_flow.h"
 
 bool
