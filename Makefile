@@ -9,12 +9,14 @@
 EXTENSION = flowpg
 MODULE_big = flowpg
 # One folder per subsystem (README, "Layout"); every source file in them is built.
-SRC_DIRS = src src/frontend src/plan src/catalog src/batching src/streaming src/worker
+SRC_DIRS = src src/common src/frontend src/plan src/catalog src/batching src/streaming src/worker
 OBJS = $(patsubst %.c,%.o,$(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))))
 DATA = flowpg--0.1.sql flowpg--0.2.sql flowpg--0.1--0.2.sql flowpg--0.2--0.3.sql
 # The SQL objects' version the library works with (catalog.h), from the control file.
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" flowpg.control)
-PG_CPPFLAGS = $(foreach d,$(SRC_DIRS),-I$(srcdir)/$(d)) -DFLOWPG_VERSION='"$(EXTVERSION)"'
+# Each folder is on the include path, src/ itself not: "catalog/..." must
+# always reach PostgreSQL's headers, never src/catalog/.
+PG_CPPFLAGS = $(foreach d,$(filter-out src,$(SRC_DIRS)),-I$(srcdir)/$(d)) -DFLOWPG_VERSION='"$(EXTVERSION)"'
 
 # The regression suites: one file per topic of the user contract.
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))

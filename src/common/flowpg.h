@@ -16,8 +16,9 @@
  *				  queue.c), the operator graph and aggregates, the
  *				  worker's round over the shared state (stream_round.c)
  *	  worker/	  the pool of workers, the workers, shared memory
- * src/ itself keeps the module's entry point, settings, guarded calls
- * (subxact.c) and the trust rule (trust.c).
+ *	  common/	  what every part uses: the settings (guc.c), guarded calls
+ *				  (subxact.c), the trust rule (trust.c)
+ * src/flowpg.c is the module's entry point (_PG_init, hooks).
  *
  * The structs named after a flow, and where each lives:
  *	  FlowEntry		  a flowpg.flow row as read (catalog.h)
