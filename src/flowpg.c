@@ -21,6 +21,7 @@
 #include "utils/guc.h"
 
 #include "catalog.h"
+#include "flow_locks.h"
 #include "visibility.h"
 #include "ddl_events.h"
 #include "flowpg.h"
@@ -52,7 +53,7 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 	ErrorContextCallback callback;
 
 	worker_before_utility(stmt);
-	catalog_before_drop_extension(stmt);
+	flow_locks_before_drop_extension(stmt);
 	ddl_before_utility(stmt);
 	if (IsA(stmt, DropdbStmt))
 		dropped_db = get_database_oid(((DropdbStmt *) stmt)->dbname, true);

@@ -55,6 +55,7 @@
 #include "backfill.h"
 #include "batch.h"
 #include "catalog.h"
+#include "flow_locks.h"
 #include "privileged.h"
 #include "planner.h"
 #include "progress.h"
@@ -207,7 +208,7 @@ backfill_piece(FlowEntry *entry, uint64 *rows_out)
 	bool		last;
 
 	*rows_out = 0;
-	batch_lock_flow(entry->flow_id);	/* pieces, rounds and refreshes one at a time */
+	flow_lock(entry->flow_id);	/* pieces, rounds and refreshes one at a time */
 	if (!read_backfill(entry->flow_id, &b))
 		return false;
 	if (!b.has_range)
@@ -281,7 +282,7 @@ backfill_complete(FlowEntry *entry)
 	Backfill	b;
 	uint64		rows;
 
-	batch_lock_flow(entry->flow_id);
+	flow_lock(entry->flow_id);
 	if (!read_backfill(entry->flow_id, &b))
 		return 0;
 	/* what the worker has not done yet, to the last window */

@@ -56,6 +56,7 @@
 #include "batch.h"
 #include "dirty_log.h"
 #include "eval_tick.h"
+#include "flow_locks.h"
 #include "pause.h"
 #include "planner.h"
 #include "progress.h"
@@ -67,97 +68,6 @@
 /* Bounds of one run: log entries read and merged window ranges. */
 #define MAX_LOG_ENTRIES_PER_RUN 100000
 #define MAX_RANGES_PER_RUN 64
-
-/* Lock tag class (field 4) of flow refresh locks; user advisory locks use 1 and 2. */
-#define FLOWPG_LOCK_CLASS 0x464C
-
-#define SET_LOCKTAG_FLOW(tag, flow_id) \
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((flow_id) >> 32), \
-						 (uint32) (flow_id), FLOWPG_LOCK_CLASS)
-
-void
-batch_lock_flow(int64 flow_id)
-{
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_FLOW(tag, flow_id);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-}
-
-/* Does this transaction hold a lock of relid in mode or a stronger one? */
-static bool
-relation_locked_by_me(Oid relid, LOCKMODE weakest)
-{
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-	for (LOCKMODE mode = weakest; mode <= AccessExclusiveLock; mode++)
-		if (LockHeldByMe(&tag, mode))
-			return true;
-	return false;
-}
-
-bool
-batch_caller_holds_flow_locks(FlowEntry *entry)
-{
-	LOCKTAG		tag;
-	ListCell   *lc;
-
-	SET_LOCKTAG_FLOW(tag, entry->flow_id);
-	if (LockHeldByMe(&tag, ExclusiveLock))
-		return true;
-	/* RowExclusive: this transaction may have written sink rows the flow's upserts meet */
-	if (relation_locked_by_me(entry->sink_relid, RowExclusiveLock))
-		return true;
-	foreach(lc, entry->source_relids)
-		if (relation_locked_by_me(lfirst_oid(lc), AccessExclusiveLock))
-			return true;
-	return false;
-}
-
-void
-batch_limit_lock_waits(void)
-{
-	/* shorter than deadlock_timeout: a caller waiting for us gets the lock, not a deadlock error */
-	int			ms = Max(Min(500, DeadlockTimeout / 2), 10);
-
-	(void) set_config_option("lock_timeout", psprintf("%d", ms), PGC_SUSET, PGC_S_SESSION,
-							 GUC_ACTION_LOCAL, true, 0, false);
-}
-
-bool
-batch_try_lock_tables(FlowEntry *entry)
-{
-	ListCell   *lc;
-
-	if (!ConditionalLockRelationOid(entry->sink_relid, RowExclusiveLock))
-		return false;
-	foreach(lc, entry->source_relids)
-		if (!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
-			return false;
-	return true;
-}
-
-/* Takes the flow's refresh lock only when free; false when someone holds it. */
-bool
-batch_try_lock_flow(int64 flow_id)
-{
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_FLOW(tag, flow_id);
-	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
-}
-
-/* Waits until nobody refreshes, replaces or drops the flow. */
-void
-batch_wait_for_flow(int64 flow_id)
-{
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_FLOW(tag, flow_id);
-	if (LockAcquire(&tag, ExclusiveLock, false, false) == LOCKACQUIRE_OK)
-		LockRelease(&tag, ExclusiveLock, false);
-}
 
 static Const *
 time_const(FlowPlan *plan, int64 ordinal)
@@ -560,7 +470,7 @@ lock_current_entry(int64 flow_id)
 {
 	FlowEntry  *entry;
 
-	batch_lock_flow(flow_id);
+	flow_lock(flow_id);
 	entry = catalog_get_by_id(flow_id);
 	/* paused while the caller waited for the lock (the worker checks first) */
 	if (entry)

@@ -132,31 +132,4 @@ typedef struct BatchStatements
  */
 extern bool batch_refresh_statements(BatchRun *run, bool whole, int64 x, BatchStatements *out);
 
-/* Serializes refreshes of one flow until the end of the transaction. */
-extern void batch_lock_flow(int64 flow_id);
-extern bool batch_try_lock_flow(int64 flow_id);
-
-/* Waits for whoever holds the flow's lock, without keeping it. */
-extern void batch_wait_for_flow(int64 flow_id);
-
-/*
- * Does this transaction hold a lock the worker needs to run the flow (its
- * lock, its sink, a source exclusively)?  A flush must not wait for the
- * worker then: the worker would wait for it.
- */
-extern bool batch_caller_holds_flow_locks(FlowEntry *entry);
-
-/*
- * The worker's locks on the flow's sink and sources, only when free: it
- * never waits for a user's transaction (which may wait for it).
- */
-extern bool batch_try_lock_tables(FlowEntry *entry);
-
-/*
- * Any other lock wait of the worker's current transaction (or
- * subtransaction) gives up quickly (lock_timeout): a flow whose sink rows a
- * user's open transaction holds is tried again later.
- */
-extern void batch_limit_lock_waits(void);
-
 #endif							/* FLOWPG_BATCH_H */

@@ -47,9 +47,6 @@
 #include "trust.h"
 #include "settings.h"
 
-/* Lock tag class (field 4) of flow name locks; user advisory locks use 1 and 2. */
-#define FLOWPG_NAME_LOCK_CLASS 0x464D
-
 Oid
 catalog_relid(void)
 {
@@ -76,13 +73,6 @@ catalog_exists(void)
 
 	return OidIsValid(nspid) && OidIsValid(get_relname_relid("flow", nspid));
 }
-
-/*
- * Every table of flowpg's a worker's transaction touches, in the order
- * everyone takes them (flow first, as catalog_lock_flow_name does).
- */
-static const char *const worker_tables[] = {"flow", "flow_run", "dirty_log", "flow_error",
-"pending_flow", "flow_backfill"};
 
 /* The version of flowpg's SQL objects in this database; NULL: not installed. */
 char *
@@ -143,77 +133,6 @@ catalog_require_current_version(void)
 				 errhint("Install flowpg %s's library, which these objects were made by.", version)));
 }
 
-bool
-catalog_try_lock_tables(LOCKMODE mode)
-{
-	Oid			nspid = get_namespace_oid("flowpg", true);
-
-	if (!OidIsValid(nspid))
-		return false;
-	for (int i = 0; i < lengthof(worker_tables); i++)
-	{
-		Oid			relid = get_relname_relid(worker_tables[i], nspid);
-
-		if (!OidIsValid(relid) || !ConditionalLockRelationOid(relid, mode))
-			return false;
-	}
-	return true;
-}
-
-void
-catalog_lock_tables_or_busy(void)
-{
-	if (!catalog_try_lock_tables(RowExclusiveLock))
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("flowpg's tables are locked by another session")));
-}
-
-void
-catalog_before_drop_extension(Node *stmt)
-{
-	DropStmt   *drop = (DropStmt *) stmt;
-	Oid			extoid;
-	Oid			nspid;
-	ListCell   *lc;
-	List	   *relids = NIL;
-	bool		ours = false;
-
-	if (!IsA(stmt, DropStmt) || drop->removeType != OBJECT_EXTENSION)
-		return;
-	foreach(lc, drop->objects)
-		ours |= strcmp(strVal(lfirst(lc)), "flowpg") == 0;
-	extoid = get_extension_oid("flowpg", true);
-	nspid = get_namespace_oid("flowpg", true);
-	/* the lock queue is for who may drop it only */
-	if (!ours || !OidIsValid(extoid) || !OidIsValid(nspid) ||
-		!pg_extension_ownercheck(extoid, GetUserId()))
-		return;
-	/*
-	 * The tables whose capture triggers and guards it drops come first: a
-	 * writer holding one takes the dirty log next, so DROP must not hold
-	 * the dirty log while it waits for that writer.
-	 */
-	foreach(lc, catalog_get_all())
-	{
-		FlowEntry  *entry = lfirst(lc);
-
-		relids = list_concat(relids, entry->source_relids);
-		relids = lappend_oid(relids, entry->sink_relid);
-	}
-	list_sort(relids, list_oid_cmp);
-	list_deduplicate_oid(relids);
-	foreach(lc, relids)
-		LockRelationOid(lfirst_oid(lc), AccessExclusiveLock);
-	for (int i = 0; i < lengthof(worker_tables); i++)
-	{
-		Oid			relid = get_relname_relid(worker_tables[i], nspid);
-
-		if (OidIsValid(relid))
-			LockRelationOid(relid, AccessExclusiveLock);
-	}
-}
-
 /*
  * After a write: backends caching flows (capture.c) drop their caches when
  * this commits, at the latest when they next lock a source table.
@@ -222,19 +141,6 @@ static void
 catalog_changed(void)
 {
 	CacheInvalidateRelcacheByRelid(catalog_relid());
-}
-
-void
-catalog_lock_flow_name(const char *flow_name)
-{
-	LOCKTAG		tag;
-	uint32		hash = DatumGetUInt32(hash_any((const unsigned char *) flow_name,
-											   strlen(flow_name)));
-
-	/* RowExclusive on the catalog keeps DROP EXTENSION out meanwhile */
-	LockRelationOid(catalog_relid(), RowExclusiveLock);
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, hash, 0, FLOWPG_NAME_LOCK_CLASS);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
 /* Columns of flowpg.flow, in the order of its CREATE TABLE. */

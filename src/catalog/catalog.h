@@ -61,32 +61,8 @@ extern bool catalog_version_current(void);
 extern bool catalog_version_older(const char *version);
 extern void catalog_require_current_version(void);
 
-/*
- * Lock order of flowpg's own tables: flow, flow_run, dirty_log, flow_error,
- * pending_flow, flow_backfill.  A worker takes them all at the start of each of its
- * transactions, and only when free (AccessShareLock for a poll,
- * RowExclusiveLock for a run): it then never waits for one of them while
- * holding another, so DROP EXTENSION, which locks them one by one in an
- * order of its own, cannot deadlock with it.  False: busy, try again later.
- * catalog_lock_tables_or_busy raises LOCK_NOT_AVAILABLE instead (a run's
- * "busy").  Before DROP EXTENSION flowpg, its owner's session takes the
- * flows' sources and sinks, then flowpg's tables in that order (flowpg's
- * ProcessUtility hook): writers, which hold a source and then append to
- * the dirty log, and sessions creating flows, which take flow first, then
- * wait for DROP instead of deadlocking with it.
- */
-extern bool catalog_try_lock_tables(LOCKMODE mode);
-extern void catalog_lock_tables_or_busy(void);
-extern void catalog_before_drop_extension(Node *stmt);
-
 extern Oid	catalog_relid(void);
 
-
-/*
- * Serializes DDL on one flow name (create, replace, drop) until the end of
- * the transaction; different names do not wait for each other.
- */
-extern void catalog_lock_flow_name(const char *flow_name);
 
 /*
  * Where a flow's stored tree was planned ("system identifier:database"): a

@@ -43,6 +43,7 @@
 #include "capture.h"
 #include "dirty_log.h"
 #include "catalog.h"
+#include "flow_locks.h"
 #include "queue.h"
 #include "restore.h"
 #include "ddl_events.h"
@@ -69,10 +70,10 @@
 static void
 lock_flow_preempting(int64 flow_id)
 {
-	if (batch_try_lock_flow(flow_id))
+	if (flow_try_lock(flow_id))
 		return;
 	(void) worker_preempt(flow_id);
-	batch_lock_flow(flow_id);
+	flow_lock(flow_id);
 }
 
 static void flow_does_not_exist(const char *flow_name) pg_attribute_noreturn();
@@ -417,7 +418,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	requested = flow_mode_from_name(def->mode_name);
 	sink = sink_table_arg(def->sink_name, def->query_text);
 
-	catalog_lock_flow_name(flow_name);
+	flow_lock_name(flow_name);
 	existing = catalog_get_by_name(flow_name);
 	if (existing == NULL && pending_flow_exists(flow_name))
 		ereport(ERROR,
@@ -583,7 +584,7 @@ flow_drop(const char *flow_name, bool if_exists)
 	FlowEntry  *entry;
 
 	catalog_require_current_version();
-	catalog_lock_flow_name(flow_name);
+	flow_lock_name(flow_name);
 	entry = catalog_get_by_name(flow_name);
 	if (entry == NULL)
 	{
@@ -605,7 +606,7 @@ flow_set_comment(const char *flow_name, const char *comment)
 {
 	FlowEntry  *entry;
 
-	catalog_lock_flow_name(flow_name);
+	flow_lock_name(flow_name);
 	entry = catalog_get_by_name(flow_name);
 	if (entry == NULL)
 		flow_does_not_exist(flow_name);
@@ -875,7 +876,7 @@ flow_flush(const char *flow_name)
 		bool		backfilling;
 
 		/* a replacement or drop in progress decides what there is to flush */
-		batch_wait_for_flow(entry->flow_id);
+		flow_lock_wait(entry->flow_id);
 		entry = catalog_get_by_id(entry->flow_id);
 		if (entry == NULL)
 			flow_does_not_exist(flow_name);
@@ -892,7 +893,7 @@ flow_flush(const char *flow_name)
 		backfilling = backfill_pending(entry->flow_id);
 		if (flowpg_enabled && !entry->written_here && !backfilling &&
 			!stream_capture_changed(entry->flow_id) &&
-			!batch_caller_holds_flow_locks(entry))
+			!flow_locks_held_by_me(entry))
 			outcome = queue_flush_and_wait(entry->flow_id, &rows);
 		/* (the worker's answer sets the flow's last flush, in shared memory) */
 		if (outcome == FLUSH_DONE)

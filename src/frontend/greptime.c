@@ -61,6 +61,7 @@
 
 #include "batch.h"
 #include "catalog.h"
+#include "flow_locks.h"
 #include "privileged.h"
 #include "flow_api.h"
 #include "greptime.h"
@@ -1081,7 +1082,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	FlowCreated outcome;
 	char	   *missing;
 
-	catalog_lock_flow_name(s->flow_name);
+	flow_lock_name(s->flow_name);
 	/* another session may have started it while we waited for the lock */
 	if (starting_pending && !pending_flow_exists(s->flow_name))
 		return false;
@@ -1232,7 +1233,7 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 			execute_create(p, s, rsinfo, false);
 			break;
 		case STMT_DROP:
-			catalog_lock_flow_name(s->flow_name);
+			flow_lock_name(s->flow_name);
 			pending = pending_flow_get(s->flow_name);
 			if (pending)
 			{
@@ -1344,7 +1345,7 @@ start_pending(void *arg)
 	StartAttempt *attempt = (StartAttempt *) arg;
 	FlowIdentity identity;
 
-	batch_limit_lock_waits();	/* until the subtransaction ends */
+	flow_limit_lock_waits();	/* until the subtransaction ends */
 	flow_enter(&identity, attempt->pending->owner, attempt->pending->settings, false);
 	attempt->started = run_statement(attempt->pending->statement, NULL,
 									 attempt->pending->settings);

@@ -25,6 +25,7 @@
 #include "batch.h"
 #include "catalog.h"
 #include "flow_api.h"
+#include "flow_locks.h"
 #include "pause.h"
 #include "pool.h"
 #include "queue.h"
@@ -46,7 +47,7 @@ set_paused(const char *flow_name, bool paused)
 		return;
 	}
 	/* a run in progress ends first: none writes the sink after this commits */
-	batch_lock_flow(entry->flow_id);
+	flow_lock(entry->flow_id);
 	catalog_set_paused(entry->flow_id, paused);
 	if (strcmp(entry->mode, "streaming") == 0)
 		queue_set_paused(entry->flow_id, paused);

@@ -42,6 +42,7 @@
 #include "backfill.h"
 #include "catalog.h"
 #include "dirty_log.h"
+#include "flow_locks.h"
 #include "guc.h"
 #include "settings.h"
 #include "shmem.h"
@@ -177,7 +178,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * waits for a user's transaction).
 	 */
 	sh = stream_state_shared(flow->flow_id, false);
-	if (!batch_try_lock_flow(flow->flow_id))
+	if (!flow_try_lock(flow->flow_id))
 	{
 		if (sh)
 			sh->busy_until = now + BUSY_SKIP_USECS;
@@ -191,7 +192,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		flow->paused = true;	/* not tried again before resume_flow's sync */
 		return 0;
 	}
-	if (!batch_try_lock_tables(entry))
+	if (!flow_try_lock_tables(entry))
 	{
 		if (sh)
 			sh->busy_until = now + BUSY_SKIP_USECS; /* a user's transaction holds them */
@@ -466,7 +467,7 @@ record_run(StreamFlow *flow, TimestampTz now, bool force)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (!catalog_try_lock_tables(RowExclusiveLock))
+	if (!flow_locks_try_tables(RowExclusiveLock))
 	{
 		/* recorded next time */
 		PopActiveSnapshot();
@@ -549,7 +550,7 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy,
 			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
-			if (catalog_try_lock_tables(RowExclusiveLock))
+			if (flow_locks_try_tables(RowExclusiveLock))
 				dirty_log_append(flow->flow_id, true, 0, 0, 0);
 			else
 				sh->loaded = false; /* loaded again next time, or given up then */
@@ -578,7 +579,7 @@ round_failed(StreamFlow *flow, ErrorData *edata, TimestampTz started, bool busy,
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	/* (when flowpg's tables are being dropped, there is nothing to record into) */
-	if (catalog_try_lock_tables(RowExclusiveLock))
+	if (flow_locks_try_tables(RowExclusiveLock))
 		(void) stats_record_failure(flow->flow_id, edata, started, GetCurrentTimestamp());
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -615,8 +616,8 @@ run_one(StreamFlow *flow, int64 flush_request)
 		{
 			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
-			batch_limit_lock_waits();
-			catalog_lock_tables_or_busy();
+			flow_limit_lock_waits();
+			flow_locks_tables_or_busy();
 			(void) flow_round(flow, started, flush_request, true);
 			CommitTransactionCommand();
 			MemoryContextSwitchTo(oldcontext);
@@ -629,8 +630,8 @@ run_one(StreamFlow *flow, int64 flush_request)
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		XactIsoLevel = XACT_REPEATABLE_READ;
-		batch_limit_lock_waits();
-		catalog_lock_tables_or_busy();
+		flow_limit_lock_waits();
+		flow_locks_tables_or_busy();
 		if (flowpg_query_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
 		flush_done = flow_round(flow, started, flush_request, false);

@@ -27,6 +27,7 @@
 #include "utils/timestamp.h"
 
 #include "catalog.h"
+#include "flow_locks.h"
 #include "pool.h"
 #include "shmem.h"
 #include "stream_flow.h"
@@ -242,7 +243,7 @@ sync_flows(void)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() &&
-		!catalog_try_lock_tables(AccessShareLock))
+		!flow_locks_try_tables(AccessShareLock))
 	{
 		/* someone changes flowpg's tables (DROP EXTENSION, say): later */
 		PopActiveSnapshot();

@@ -60,6 +60,7 @@
 #include "catalog.h"
 #include "dirty_log.h"
 #include "eval_tick.h"
+#include "flow_locks.h"
 #include "greptime.h"
 #include "pending_flow.h"
 #include "planner.h"
@@ -84,7 +85,7 @@ PGDLLEXPORT void flowpg_worker_main(Datum main_arg);
 /*
  * The worker never waits for a user's transaction, which may be waiting for
  * it (flush_flow): it takes a flow's locks only when free, and any other
- * lock wait of a run gives up quickly (batch_limit_lock_waits).  A flow
+ * lock wait of a run gives up quickly (flow_limit_lock_waits).  A flow
  * found busy is tried again after BUSY_RETRY_USECS.
  */
 #define BUSY_RETRY_USECS (1000 * 1000)
@@ -404,7 +405,7 @@ flow_run_call(void *arg)
 {
 	FlowRun    *run = (FlowRun *) arg;
 
-	batch_limit_lock_waits();	/* until the run's subtransaction ends */
+	flow_limit_lock_waits();	/* until the run's subtransaction ends */
 	if (flowpg_query_timeout_ms > 0)
 		enable_timeout_after(STATEMENT_TIMEOUT, flowpg_query_timeout_ms);
 	/* a restored flow is maintained once its tables are complete */
@@ -471,8 +472,8 @@ run_flow(DueFlow *due)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	/* flowpg's tables first, all at once (lock order in catalog.h) */
-	if (!catalog_try_lock_tables(RowExclusiveLock))
+	/* flowpg's tables first, all at once (lock order in flow_locks.h) */
+	if (!flow_locks_try_tables(RowExclusiveLock))
 	{
 		set_busy(flow_id, true);
 		PopActiveSnapshot();
@@ -487,7 +488,7 @@ run_flow(DueFlow *due)
 		return;
 	}
 	/* someone refreshes, replaces or drops it, or holds its tables: later */
-	if (!batch_try_lock_flow(flow_id) || !batch_try_lock_tables(entry))
+	if (!flow_try_lock(flow_id) || !flow_try_lock_tables(entry))
 	{
 		set_busy(flow_id, true);
 		PopActiveSnapshot();
@@ -566,7 +567,7 @@ run_due_flows(long *wait_ms, bool *worked)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	has_flows = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists();
-	if (has_flows && !catalog_try_lock_tables(AccessShareLock))
+	if (has_flows && !flow_locks_try_tables(AccessShareLock))
 	{
 		/* someone changes flowpg's tables (DROP EXTENSION, say): later */
 		PopActiveSnapshot();
@@ -737,7 +738,7 @@ start_pending_flows(void)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		installed = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists();
-		if (installed && !catalog_try_lock_tables(AccessShareLock))
+		if (installed && !flow_locks_try_tables(AccessShareLock))
 			retry = true;		/* someone changes flowpg's tables: a second later */
 		else if (installed)
 		{
@@ -762,7 +763,7 @@ start_pending_flows(void)
 			PushActiveSnapshot(GetTransactionSnapshot());
 			pgstat_report_activity(STATE_RUNNING,
 								   psprintf("flowpg: starting pending flow %s", (char *) lfirst(lc)));
-			if (catalog_try_lock_tables(RowExclusiveLock))
+			if (flow_locks_try_tables(RowExclusiveLock))
 				started |= greptime_start_pending_flow(lfirst(lc), &busy);
 			else
 				busy = true;
@@ -800,7 +801,7 @@ recheck_visibility(void)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (OidIsValid(get_extension_oid("flowpg", true)) && catalog_try_lock_tables(RowExclusiveLock))
+	if (OidIsValid(get_extension_oid("flowpg", true)) && flow_locks_try_tables(RowExclusiveLock))
 		visibility_recheck_if_roles_changed();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
