@@ -160,6 +160,16 @@ text_value(Datum *values, bool *nulls, int column)
 	return nulls[column - 1] ? NULL : TextDatumGetCString(values[column - 1]);
 }
 
+/* Is key a boolean true at the top of a flow's options? */
+static bool
+option_is_true(Jsonb *options, const char *key)
+{
+	JsonbValue	buf;
+	JsonbValue *v = getKeyJsonValueFromContainer(&options->root, key, strlen(key), &buf);
+
+	return v != NULL && v->type == jbvBool && v->val.boolean;
+}
+
 static FlowEntry *
 entry_from_heap(HeapTuple tuple, TupleDesc desc)
 {
@@ -198,6 +208,7 @@ entry_from_heap(HeapTuple tuple, TupleDesc desc)
 	entry->comment = text_value(values, nulls, Col_comment);
 	entry->settings = DatumGetArrayTypePCopy(values[Col_settings - 1]);
 	entry->options = DatumGetCString(DirectFunctionCall1(jsonb_out, values[Col_options - 1]));
+	entry->backfilled = option_is_true(DatumGetJsonbP(values[Col_options - 1]), "backfill");
 	entry->state = text_value(values, nulls, Col_state);
 	entry->state_reason = text_value(values, nulls, Col_state_reason);
 	entry->deps_view = nulls[Col_deps_view - 1] ? InvalidOid :
@@ -551,4 +562,84 @@ catalog_check_owner(FlowEntry *entry)
 				 errmsg("must be owner of flow %s", entry->flow_name),
 				 errdetail("Flow \"%s\" is owned by role %s.", entry->flow_name,
 						   GetUserNameFromId(entry->owner, false))));
+}
+
+/*
+ * A flow's state after a run: failed with its error (reason), unless it
+ * is restoring; active again after a success (reason NULL).  Backends'
+ * flow caches are invalidated only when the state changed: a success of
+ * a flow that had not failed writes nothing.
+ */
+void
+catalog_set_run_state(int64 flow_id, const char *reason)
+{
+	PrivilegedAccess access;
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(flow_id), reason ? CStringGetTextDatum(reason) : (Datum) 0};
+	char		nulls[2] = {' ', reason ? ' ' : 'n'};
+	int			rc;
+	bool		changed;
+
+	privileged_begin(&access);
+	if (reason)
+		rc = SPI_execute_with_args("UPDATE flowpg.flow SET state = 'failed', state_reason = $2 "
+								   "WHERE flow_id = $1 AND state <> 'restoring'",
+								   2, types, values, nulls, false, 0);
+	else
+		rc = SPI_execute_with_args("UPDATE flowpg.flow SET state = 'active', state_reason = NULL "
+								   "WHERE flow_id = $1 AND state = 'failed'",
+								   1, types, values, nulls, false, 0);
+	if (rc != SPI_OK_UPDATE)
+		elog(ERROR, "updating flowpg.flow failed");
+	changed = SPI_processed > 0;
+	privileged_end(&access);
+	if (changed)
+		catalog_changed();
+}
+
+/* Every flow with its mode and next due run, for the workers' schedule. */
+List *
+catalog_schedule(void)
+{
+	List	   *flows = NIL;
+	MemoryContext caller = CurrentMemoryContext;
+
+	catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
+							 "f.state = 'restoring', f.eval_interval, "
+							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid, "
+							 "b.flow_id IS NOT NULL AND f.mode <> 'streaming' "
+							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id) "
+							 "LEFT JOIN flowpg.flow_backfill b USING (flow_id) "
+							 "WHERE NOT f.paused",	/* pause_flow: nothing runs it */
+							 0, NULL, NULL, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(caller);
+		FlowSchedule *f = palloc(sizeof(FlowSchedule));
+		bool		isnull;
+		bool		next_null;
+
+		MemoryContextSwitchTo(old);
+		f->flow_id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+		f->next_run_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 2, &next_null));
+		f->has_next_run = !next_null;
+		f->batching = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+		f->restoring = DatumGetBool(SPI_getbinval(tuple, desc, 4, &isnull));
+		f->uses_now = DatumGetBool(SPI_getbinval(tuple, desc, 6, &isnull));
+		f->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 7, &isnull));
+		f->backfilling = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
+		old = MemoryContextSwitchTo(caller);
+		{
+			Datum		iv = SPI_getbinval(tuple, desc, 5, &isnull);
+
+			f->eval_interval = isnull ? NULL :
+				DatumGetIntervalP(datumCopy(iv, false, sizeof(Interval)));
+		}
+		flows = lappend(flows, f);
+		MemoryContextSwitchTo(old);
+	}
+	catalog_query_privileged_end();
+	return flows;
 }

@@ -35,6 +35,7 @@ typedef struct FlowEntry
 	char	   *comment;
 	ArrayType  *settings;
 	char	   *options;		/* jsonb, as text */
+	bool		backfilled;		/* options' "backfill": create_flow filled the sink */
 	char	   *state;			/* active, failed, restoring */
 	char	   *state_reason;
 	Oid			deps_view;		/* flowpg_flows.<name>: records dependencies */
@@ -97,5 +98,24 @@ extern void catalog_check_owner(FlowEntry *entry);
 
 /* The same for dropping it (a flow or a pending one): the database's owner may too. */
 extern void catalog_check_may_drop(Oid owner, const char *flow_name);
+
+/* Every flow with its mode and next due run, for the workers' schedule. */
+typedef struct FlowSchedule
+{
+	int64		flow_id;
+	bool		batching;
+	bool		restoring;
+	bool		backfilling;	/* a batching flow flowpg.flow_backfill has */
+	bool		has_next_run;
+	TimestampTz next_run_at;
+	Interval   *eval_interval;	/* NULL: adaptive */
+	bool		uses_now;		/* runs on every tick */
+	Oid			owner;			/* for the fair share of workers (pool.c) */
+} FlowSchedule;
+
+extern List *catalog_schedule(void);
+
+/* A flow's state after a run: failed with reason, or (NULL) active again. */
+extern void catalog_set_run_state(int64 flow_id, const char *reason);
 
 #endif							/* FLOWPG_CATALOG_H */

@@ -77,9 +77,7 @@ record_success(int64 flow_id, BatchResult *result, int64 runs, TimestampTz start
 							   "last_worker_pid = excluded.last_worker_pid, "
 							   "last_success_at = excluded.last_success_at",
 							   7, types, values, nulls);
-	catalog_execute_privileged("UPDATE flowpg.flow SET state = 'active', state_reason = NULL "
-							   "WHERE flow_id = $1 AND state = 'failed'",
-							   1, types, values, NULL);
+	catalog_set_run_state(flow_id, NULL);
 }
 
 void
@@ -129,8 +127,6 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 	char		error_nulls[5] = {' ', ' ', ' ', ' ', nulls[5]};
 	Oid			keep_types[2] = {INT8OID, INT4OID};
 	Datum		keep_values[2];
-	Oid			state_types[2] = {INT8OID, TEXTOID};
-	Datum		state_values[2];
 	bool		isnull;
 	int			consecutive;
 
@@ -169,11 +165,7 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 							   "ORDER BY at DESC LIMIT $2)",
 							   2, keep_types, keep_values, NULL);
 
-	state_values[0] = values[0];
-	state_values[1] = values[4];
-	catalog_execute_privileged("UPDATE flowpg.flow SET state = 'failed', state_reason = $2 "
-							   "WHERE flow_id = $1 AND state <> 'restoring'",
-							   2, state_types, state_values, NULL);
+	catalog_set_run_state(flow_id, edata->message ? edata->message : "");
 	return consecutive;
 }
 
@@ -461,50 +453,4 @@ stats_ever_ran(int64 flow_id)
 	ran = SPI_processed > 0;
 	catalog_query_privileged_end();
 	return ran;
-}
-
-List *
-stats_schedule(void)
-{
-	List	   *flows = NIL;
-	MemoryContext caller = CurrentMemoryContext;
-
-	catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
-							 "f.state = 'restoring', f.eval_interval, "
-							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid, "
-							 "b.flow_id IS NOT NULL AND f.mode <> 'streaming' "
-							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id) "
-							 "LEFT JOIN flowpg.flow_backfill b USING (flow_id) "
-							 "WHERE NOT f.paused",	/* pause_flow: nothing runs it */
-							 0, NULL, NULL, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext old = MemoryContextSwitchTo(caller);
-		FlowSchedule *f = palloc(sizeof(FlowSchedule));
-		bool		isnull;
-		bool		next_null;
-
-		MemoryContextSwitchTo(old);
-		f->flow_id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-		f->next_run_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 2, &next_null));
-		f->has_next_run = !next_null;
-		f->batching = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
-		f->restoring = DatumGetBool(SPI_getbinval(tuple, desc, 4, &isnull));
-		f->uses_now = DatumGetBool(SPI_getbinval(tuple, desc, 6, &isnull));
-		f->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 7, &isnull));
-		f->backfilling = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
-		old = MemoryContextSwitchTo(caller);
-		{
-			Datum		iv = SPI_getbinval(tuple, desc, 5, &isnull);
-
-			f->eval_interval = isnull ? NULL :
-				DatumGetIntervalP(datumCopy(iv, false, sizeof(Interval)));
-		}
-		flows = lappend(flows, f);
-		MemoryContextSwitchTo(old);
-	}
-	catalog_query_privileged_end();
-	return flows;
 }

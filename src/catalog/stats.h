@@ -63,20 +63,5 @@ extern void stats_forget(int64 flow_id);
 /* Has the flow ever completed a run (so its sink was written)? */
 extern bool stats_ever_ran(int64 flow_id);
 
-/* Every flow with its mode and next due run, for the workers' schedule. */
-typedef struct FlowSchedule
-{
-	int64		flow_id;
-	bool		batching;
-	bool		restoring;
-	bool		backfilling;	/* a batching flow flowpg.flow_backfill has */
-	bool		has_next_run;
-	TimestampTz next_run_at;
-	Interval   *eval_interval;	/* NULL: adaptive */
-	bool		uses_now;		/* runs on every tick */
-	Oid			owner;			/* for the fair share of workers (pool.c) */
-} FlowSchedule;
-
-extern List *stats_schedule(void);
 
 #endif							/* FLOWPG_STATS_H */

@@ -28,7 +28,7 @@
  *	  FlowShared	  a streaming flow's bookkeeping in the state area (stream_flow.h)
  *	  StreamFlow	  a worker's handle on a streaming flow (stream_flow.h)
  *	  FlowGroup		  one group going through the operator graph (operator.h)
- *	  FlowSchedule	  a flow's run times in flowpg.flow_run (stats.h)
+ *	  FlowSchedule	  a flow's schedule for the workers (catalog.h)
  *	  PendingFlow	  a flow waiting for its tables (pending_flow.h)
  * and, private to their files: FlowSlot (queue.c's registry slot),
  * FlowPartial (a writer's partials), CaptureFlow, XactFlow, DueFlow,

@@ -7,7 +7,7 @@
  * their windows dirty as always, and streaming writers log theirs dirty
  * instead of shipping partials (queue_set_paused), so nothing grows in
  * shared memory while it is paused.  Nothing writes its sink: the worker
- * neither schedules it (stats_schedule) nor runs its rounds (stream_round.c
+ * neither schedules it (catalog_schedule) nor runs its rounds (stream_round.c
  * checks the catalog under the flow's lock), and flush_flow and
  * refresh_flow refuse.  Resuming is exact because nothing was lost: the
  * dirty log and any batches queued before the pause are what the next run

@@ -305,7 +305,7 @@ after_recompute(void *arg, FlowPlan *plan, WindowProbe *probe, List *ranges, boo
 static bool
 sink_was_filled(StreamFlow *flow)
 {
-	return strstr(flow->entry->options, "\"backfill\": true") != NULL ||
+	return flow->entry->backfilled ||
 		stats_ever_ran(flow->flow_id);
 }
 

@@ -578,7 +578,7 @@ run_due_flows(long *wait_ms, bool *worked)
 	if (has_flows)
 	{
 		List	   *dirty = dirty_log_flows();
-		List	   *flows = stats_schedule();
+		List	   *flows = catalog_schedule();
 		ListCell   *lf;
 
 		/* a database with pending flows only keeps its worker: it starts them */
