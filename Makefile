@@ -4,6 +4,10 @@
 #   make install    install it into the PostgreSQL found by PG_CONFIG
 #   make demo       install what is missing, build, start a throwaway cluster, run the demo
 #   make test       install what is missing, build, run pg_regress + isolation + TAP suites
+#   make installcheck   the PGXS way (packagers): regress + isolation against the running
+#                   server (flowpg preloaded, test/flowpg.conf settings), then the TAP files;
+#                   TEMP_INSTANCE=1: regress + isolation in temporary instances instead;
+#                   TAP_TESTS= (empty): without the TAP files
 #   make bench      the benchmark (see BENCHMARKS.md)
 
 EXTENSION = flowpg
@@ -20,6 +24,22 @@ PG_CPPFLAGS = $(foreach d,$(filter-out src,$(SRC_DIRS)),-I$(srcdir)/$(d)) -DFLOW
 
 # The regression suites: one file per topic of the user contract.
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+# The isolation specs: test/isolation/specs/*.spec, expected in test/isolation/expected.
+ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
+# As scripts/run-tests.sh runs them: UTF8, C locale, test/flowpg.conf for a
+# temporary instance (a running server must have its settings already).
+ENCODING = UTF8
+NO_LOCALE = 1
+REGRESS_OPTS = --temp-config=$(srcdir)/test/flowpg.conf
+ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation --temp-config=$(srcdir)/test/flowpg.conf
+# "make installcheck TEMP_INSTANCE=1": regress and isolation in temporary
+# instances (PGXS refuses "make check" outside the PostgreSQL tree).
+ifdef TEMP_INSTANCE
+REGRESS_OPTS += --temp-instance=./tmp_check
+ISOLATION_OPTS += --temp-instance=./tmp_check_iso
+endif
+# The TAP files (test/t/*.pl, PostgreSQL::Test::Cluster: nodes of their own).
+TAP_TESTS = 1
 
 # Debian keeps the server's pg_config out of PATH; prefer it when present.
 PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_config)
@@ -32,6 +52,13 @@ all:
 else
 include $(PGXS)
 endif
+
+# prove runs from the top directory: FlowpgTest.pm is in test/t.  The upgrade
+# tests need the earlier releases scripts/run-tests.sh builds from the git
+# history (scripts/previous-release.sh): they run only when given them.
+PG_PROVE_FLAGS += -I $(srcdir)/test/t
+PROVE_TESTS = $(filter-out $(if $(FLOWPG_RELEASE_0_1),,test/t/026_upgrade.pl) \
+	$(if $(FLOWPG_PREVIOUS_RELEASE),,test/t/028_upgrade_0_2.pl),$(sort $(wildcard test/t/*.pl)))
 
 # flowload: the load generator and exactness verifier (test/tools), built with
 # the extension so that the test suites and make bench find it.

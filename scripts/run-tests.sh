@@ -10,6 +10,9 @@
 #   (no argument: all suites; "regress=a,b" runs only those tests of a suite)
 #
 # flowpg must already be built and installed ("make test" does both).  The
+# regress and isolation suites run through the PGXS target (make installcheck
+# TEMP_INSTANCE=1: the Makefile holds their pg_regress options); this script
+# adds the private copy, the time limits, the diagnostics and the summary.  The
 # suites run in a private copy of the checkout under /tmp; when run as root the
 # copy is owned by, and the tests run as, the "postgres" user (initdb refuses
 # root).  On failure the diffs are printed and the copy is kept for inspection
@@ -30,8 +33,7 @@ if [ -z "$PG_CONFIG" ] || ! [ -x "$PG_CONFIG" ]; then
 fi
 BINDIR=$("$PG_CONFIG" --bindir)
 PGXS_ROOT=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")   # .../lib/pgxs
-PG_REGRESS="$PGXS_ROOT/src/test/regress/pg_regress"
-PG_ISOLATION_REGRESS="$PGXS_ROOT/src/test/isolation/pg_isolation_regress"
+PG_REGRESS="$PGXS_ROOT/src/test/regress/pg_regress"   # for the TAP files
 PG_PERL_LIB="$PGXS_ROOT/src/test/perl"
 
 # Time limits (seconds): per suite (per file for TAP), and for the whole run.
@@ -276,15 +278,9 @@ run_regress() {
     ensure_expected expected "${tests[@]}"
     rm -rf tmp_check results regression.diffs regression.out
     timeout --kill-after=15 "$limit" \
-        "$PG_REGRESS" \
-            --temp-instance=./tmp_check \
-            --temp-config=test/flowpg.conf \
-            --bindir="$BINDIR" \
-            --inputdir=. --outputdir=. \
-            --dbname=contrib_regression \
-            --port="$port" \
-            --no-locale --encoding=UTF8 \
-            "${tests[@]}" > regress.log 2>&1 || rc=$?
+        make -s --no-print-directory installcheck PG_CONFIG="$PG_CONFIG" \
+            TEMP_INSTANCE=1 ISOLATION= TAP_TESTS= REGRESS="${tests[*]}" \
+            EXTRA_REGRESS_OPTS="--port=$port" > regress.log 2>&1 || rc=$?
     cat regress.log
     local why=""
     [ "$rc" -eq 124 ] && why="timed out after ${limit}s"
@@ -316,15 +312,9 @@ run_isolation() {
     # isolationtester gives up on a blocked step after 2 * PG_TEST_TIMEOUT_DEFAULT s.
     PG_TEST_TIMEOUT_DEFAULT=${PG_TEST_TIMEOUT_DEFAULT:-30} \
     timeout --kill-after=15 "$limit" \
-        "$PG_ISOLATION_REGRESS" \
-            --temp-instance=./tmp_check_iso \
-            --temp-config=test/flowpg.conf \
-            --bindir="$BINDIR" \
-            --inputdir=test/isolation --outputdir=output_iso \
-            --dbname=isolation_regression \
-            --port="$port" \
-            --no-locale --encoding=UTF8 \
-            "${tests[@]}" > isolation.log 2>&1 || rc=$?
+        make -s --no-print-directory installcheck PG_CONFIG="$PG_CONFIG" \
+            TEMP_INSTANCE=1 REGRESS= TAP_TESTS= ISOLATION="${tests[*]}" \
+            EXTRA_REGRESS_OPTS="--port=$port" > isolation.log 2>&1 || rc=$?
     cat isolation.log
     local why=""
     [ "$rc" -eq 124 ] && why="timed out after ${limit}s"
