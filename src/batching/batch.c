@@ -478,16 +478,34 @@ lock_current_entry(int64 flow_id)
 	return entry;
 }
 
+/* Ends a refresh's run and consumes the log entries it recomputed. */
+static void
+refresh_end(BatchRun *run, List *consumed, BatchResult *result)
+{
+	ListCell   *lc;
+
+	batch_run_end(run);
+	foreach(lc, consumed)
+		result->rows_in += ((DirtyEntry *) lfirst(lc))->nrows;
+	result->log_entries = list_length(consumed);
+	dirty_log_delete(consumed);
+}
+
 BatchResult
-batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
+batch_refresh_dirty(FlowEntry *entry, BatchRecomputed *recomputed)
 {
 	BatchResult result = {0, 0, 0, false, 0};
 	List	   *entries;
 	List	   *consumed = NIL;
+	List	   *ranges = NIL;
 	bool		whole = false;
-	BatchRun	run;
+	bool		any = false;
+	BatchRun	own_run;
+	BatchRun   *run = recomputed ? &recomputed->run : &own_run;
 	ListCell   *lc;
 
+	if (recomputed)
+		recomputed->open = false;
 	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return result;
@@ -496,43 +514,50 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed, void *arg)
 		return result;
 	result.more_pending = list_length(entries) == MAX_LOG_ENTRIES_PER_RUN;
 
-	batch_run_begin(&run, entry, PROGRESS_REFRESH);
-	result.window_usecs = current_window_usecs(&run);
+	batch_run_begin(run, entry, PROGRESS_REFRESH);
+	result.window_usecs = current_window_usecs(run);
 	foreach(lc, entries)
 		whole |= ((DirtyEntry *) lfirst(lc))->whole;
-	if (whole || run.probe == NULL || run.plan->recording_rule)
+	if (whole || run->probe == NULL || run->plan->recording_rule)
 	{
-		List	   *ranges;
-
 		consumed = entries;
-		result.rows_out = recompute_whole(&run, &ranges);
-		if (recomputed)
-			recomputed(arg, run.plan, run.probe, ranges, ranges == NIL);
+		result.rows_out = recompute_whole(run, &ranges);
+		whole = ranges == NIL;
+		any = true;
 	}
 	else
 	{
-		List	   *ranges = merge_ranges(run.probe, entries, &consumed);
-
+		ranges = merge_ranges(run->probe, entries, &consumed);
 		result.more_pending |= list_length(consumed) < list_length(entries);
 		if (entry->expire_after)
 			ranges = batch_clip_ranges(ranges,
-								  window_expiry_cutoff(run.probe, entry->expire_after));
+								  window_expiry_cutoff(run->probe, entry->expire_after));
 		if (ranges != NIL)
 		{
 			progress_counts(0, list_length(ranges), -1, -1);
-			result.rows_out = recompute(entry, run.plan, run.probe, ranges, false);
+			result.rows_out = recompute(entry, run->plan, run->probe, ranges, false);
 			progress_counts(list_length(ranges), -1, -1, -1);
-			if (recomputed)
-				recomputed(arg, run.plan, run.probe, ranges, false);
+			any = true;
 		}
 	}
-	batch_run_end(&run);
-
-	foreach(lc, consumed)
-		result.rows_in += ((DirtyEntry *) lfirst(lc))->nrows;
-	result.log_entries = list_length(consumed);
-	dirty_log_delete(consumed);
+	if (recomputed && any)
+	{
+		recomputed->open = true;
+		recomputed->whole = whole;
+		recomputed->ranges = ranges;
+		recomputed->consumed = consumed;
+		return result;
+	}
+	refresh_end(run, consumed, &result);
 	return result;
+}
+
+void
+batch_refresh_done(BatchRecomputed *recomputed, BatchResult *result)
+{
+	Assert(recomputed->open);
+	recomputed->open = false;
+	refresh_end(&recomputed->run, recomputed->consumed, result);
 }
 
 BatchResult
@@ -543,7 +568,7 @@ batch_flush(FlowEntry *entry)
 
 	do
 	{
-		one = batch_refresh_dirty(entry, NULL, NULL);
+		one = batch_refresh_dirty(entry, NULL);
 		total.rows_out += one.rows_out;
 		total.rows_in += one.rows_in;
 		total.log_entries += one.log_entries;

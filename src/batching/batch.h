@@ -24,14 +24,6 @@ typedef struct WindowRange
 	bool		unbounded;		/* no end: everything from start on */
 } WindowRange;
 
-/*
- * Told, inside the run (as the owner, under the flow's settings, connected
- * to SPI, after the sink rows were rewritten), which windows a refresh
- * recomputed: ranges, or the whole flow when whole.
- */
-typedef void (*BatchRecomputed) (void *arg, FlowPlan *plan, WindowProbe *probe,
-								 List *ranges, bool whole);
-
 typedef struct BatchResult
 {
 	uint64		rows_out;		/* sink rows written */
@@ -69,11 +61,29 @@ extern void batch_run_end(BatchRun *run);
 extern List *batch_maintained_ranges(BatchRun *run);
 
 /*
- * One run over the flow's dirty log: recomputes the windows it names and
- * deletes the entries it consumed, in the current transaction.
+ * The windows a refresh recomputed, for a caller that keeps state of them
+ * (the streaming round): ranges, or the whole flow when whole.  When open,
+ * the refresh's run is still open -- as the owner, under the flow's
+ * settings, connected to SPI, in the snapshot the sink was rewritten in --
+ * so that the caller reads the source as the recompute did; it then calls
+ * batch_refresh_done, which ends the run and consumes the log entries.
  */
-extern BatchResult batch_refresh_dirty(FlowEntry *entry, BatchRecomputed recomputed,
-									   void *arg);
+typedef struct BatchRecomputed
+{
+	bool		open;
+	bool		whole;
+	List	   *ranges;			/* WindowRange */
+	BatchRun	run;			/* its plan and probe */
+	List	   *consumed;		/* log entries, deleted by batch_refresh_done */
+} BatchRecomputed;
+
+/*
+ * One run over the flow's dirty log: recomputes the windows it names and
+ * deletes the entries it consumed, in the current transaction.  With
+ * recomputed, a run that recomputed windows returns them open (above).
+ */
+extern BatchResult batch_refresh_dirty(FlowEntry *entry, BatchRecomputed *recomputed);
+extern void batch_refresh_done(BatchRecomputed *recomputed, BatchResult *result);
 
 /* Copies of the ranges without their parts before cutoff (NIL: nothing left). */
 extern List *batch_clip_ranges(List *ranges, int64 cutoff);

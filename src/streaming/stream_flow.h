@@ -161,8 +161,7 @@ extern StoredGroup *merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, 
 
 /* stream_refill.c */
 extern void load_flow(StreamFlow *flow);
-extern void after_recompute(void *arg, FlowPlan *plan, WindowProbe *probe, List *ranges,
-							bool whole);
+extern void refill_recomputed(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole);
 
 /* stream_evict.c */
 extern void evict_for_memory(StreamFlow *flow);

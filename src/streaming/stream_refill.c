@@ -294,11 +294,14 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
 	}
 }
 
-/* The batching refresh recomputed these windows of the sink: refill them. */
+/*
+ * The batching refresh recomputed these windows of the sink: refill them
+ * (in its run, which is still open).
+ */
 void
-after_recompute(void *arg, FlowPlan *plan, WindowProbe *probe, List *ranges, bool whole)
+refill_recomputed(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole)
 {
-	refill((StreamFlow *) arg, plan, ranges, whole, false);
+	refill(flow, plan, ranges, whole, false);
 }
 
 /* Has the flow's sink been written before (or filled by create_flow)? */

@@ -291,7 +291,16 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 
 		do
 		{
-			result = batch_refresh_dirty(flow->entry, after_recompute, flow);
+			BatchRecomputed recomputed;
+
+			result = batch_refresh_dirty(flow->entry, &recomputed);
+			if (recomputed.open)
+			{
+				/* the state of those windows, read as the recompute read them */
+				refill_recomputed(flow, recomputed.run.plan, recomputed.ranges,
+								  recomputed.whole);
+				batch_refresh_done(&recomputed, &result);
+			}
 			sh->unrecorded.rows_out += result.rows_out;
 			sh->unrecorded.rows_in += result.rows_in;	/* rows that came by the dirty log */
 		} while (result.more_pending && (flush_request != 0 || repairing));

@@ -450,7 +450,7 @@ flow_run_call(void *arg)
 		if (run->uses_now)
 			run->result = batch_recompute_all(run->entry);
 		else
-			run->result = batch_refresh_dirty(run->entry, NULL, NULL);
+			run->result = batch_refresh_dirty(run->entry, NULL);
 		eval_tick_clear();
 	}
 	disable_timeout(STATEMENT_TIMEOUT, false);
