@@ -9,6 +9,7 @@
  *	  stream_round.c   one flow's round: transactions, errors, publishing
  *	  stream_apply.c   applying queued batches to the state
  *	  stream_refill.c  refilling windows of the state from the source
+ *	  stream_write.c   writing the sink from the changed groups
  *	  stream_evict.c   giving up windows: memory and expire_after
  *
  *-------------------------------------------------------------------------
@@ -162,6 +163,10 @@ extern StoredGroup *merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, 
 /* stream_refill.c */
 extern void load_flow(StreamFlow *flow);
 extern void refill_recomputed(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole);
+
+/* stream_write.c: the round's sink stage (connects to SPI itself) */
+extern bool stream_has_changes(StreamFlow *flow);
+extern void stream_write_sink(StreamFlow *flow);
 
 /* stream_evict.c */
 extern void evict_for_memory(StreamFlow *flow);

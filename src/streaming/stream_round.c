@@ -63,91 +63,6 @@
 #define BUSY_SKIP_USECS (20 * 1000)		/* after a lock found taken */
 
 
-static bool
-has_changes(StreamFlow *flow)
-{
-	return (flow->store && store_has_changed(flow->store)) || flow->append_rows != NULL;
-}
-
-/* Writes the changed groups (or new rows) to the sink; connected to SPI. */
-static void
-write_sink(StreamFlow *flow)
-{
-	StreamGraph *graph = flow->graph;
-	FlowPlan   *plan = graph->plan;
-	Oid			sink = flow->entry->sink_relid;
-	MemoryContext old = MemoryContextSwitchTo(flow->flush_memory);
-	SinkWriteContext write_context;
-
-	sink_write_context_push(&write_context, sink, plan, flow->entry->flow_name);
-
-	if (plan->is_aggregate && flow->store)
-	{
-		SinkRows   *upserts = sink_rows_create(graph->noutputs);
-		SinkRows   *inserts = sink_rows_create(graph->noutputs);
-		SinkRows   *deletes = sink_rows_create(graph->noutputs);
-		Datum	   *values = palloc(sizeof(Datum) * Max(graph->noutputs, 1));
-		bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
-		bool		trust = !flow->sh->write_pending;
-		ListCell   *lc;
-		MemoryContext round = MemoryContextSwitchTo(flow->round_memory);
-
-		/*
-		 * The groups keep their marks until the round has committed
-		 * (round_committed): a round that does not get there changed
-		 * nothing of the state here, and the next one writes them again.
-		 */
-		flow->written = store_changed_list(flow->store);
-		flow->written_keep = NIL;
-		MemoryContextSwitchTo(round);
-		foreach(lc, flow->written)
-		{
-			StoredGroup *group = lfirst(lc);
-			bool		in_sink = !trust || (group->flags & STORED_IN_SINK);
-			bool		keep;
-
-			ResetExprContext(graph->econtext);
-			store_reset_local(flow->store);
-			if (graph->nkeys > 0)
-				store_load_key(flow->store, group);
-			store_load_trans(flow->store, group, flow->trans);
-			keep = graph_finalize_output(graph, store_agg_context(flow->store), flow->trans,
-										 values, nulls);
-			if (keep)
-				sink_rows_add(in_sink ? upserts : inserts, plan, values, nulls);
-			else if (in_sink)
-				sink_rows_add(deletes, plan, values, nulls);
-			round = MemoryContextSwitchTo(flow->round_memory);
-			flow->written_keep = lappend_int(flow->written_keep, keep);
-			MemoryContextSwitchTo(round);
-		}
-
-		/*
-		 * A group the sink does not hold is inserted plainly (cheaper than
-		 * an upsert).  Should the sink hold it after all (a row inserted
-		 * there by someone else), the unique index refuses the row and the
-		 * round fails; the next write then upserts every group.
-		 */
-		sink_upsert(sink, plan, upserts);
-		if (plan->window_expr || graph->nkeys > 0)
-			sink_append(sink, plan, inserts);
-		else
-			sink_upsert(sink, plan, inserts);
-		sink_delete_groups(sink, plan, deletes);
-		flow->sh->unrecorded.rows_out += upserts->nrows + inserts->nrows + deletes->nrows;
-		flow->sh->write_pending = true;
-	}
-	else if (flow->append_rows)
-	{
-		sink_append(sink, plan, flow->append_rows);
-		flow->sh->unrecorded.rows_out += flow->append_rows->nrows;
-		flow->append_rows = NULL;
-	}
-	sink_write_context_pop(&write_context);
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(flow->flush_memory);
-}
-
 /*
  * A round of a flow has two transactions.  The first (apply_only) applies
  * the batches committed by now; what it cannot apply goes to the dirty log.
@@ -314,13 +229,10 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000;
 	apply_pending(flow);
 	t_apply = GetCurrentTimestamp();
-	wrote = has_changes(flow) && flow->writing;
+	wrote = stream_has_changes(flow) && flow->writing;
 	if (wrote)
 	{
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		write_sink(flow);
-		SPI_finish();
+		stream_write_sink(flow);
 		sh->last_flush = now;
 	}
 	t_write = GetCurrentTimestamp();
@@ -333,7 +245,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * refill: nothing counts twice.
 	 */
 	flow->backfill_ended = false;
-	if (flow->backfilling && sh->loaded && (wrote || !has_changes(flow)))
+	if (flow->backfilling && sh->loaded && (wrote || !stream_has_changes(flow)))
 	{
 		backfill_forget(flow->flow_id);
 		flow->backfill_ended = true;
