@@ -52,7 +52,7 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 	List	   *drop_context;
 	ErrorContextCallback callback;
 
-	worker_before_utility(stmt);
+	pool_before_utility(stmt);
 	flow_locks_before_drop_extension(stmt);
 	ddl_before_utility(stmt);
 	if (IsA(stmt, DropdbStmt))

@@ -216,7 +216,7 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 			foreach(lc, xact_flows)
 				wake |= ((XactFlow *) lfirst(lc))->logged;
 			if (wake)
-				worker_wake(MyDatabaseId);
+				pool_wake(MyDatabaseId);
 			/* FALLTHROUGH */
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:

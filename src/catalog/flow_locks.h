@@ -40,6 +40,9 @@
 
 #include "catalog.h"
 
+/* A flow the worker found busy (a lock taken or timed out) is tried again after this. */
+#define BUSY_RETRY_USECS (1000 * 1000)
+
 /*
  * Serializes DDL on one flow name (create, replace, drop) until the end of
  * the transaction; different names do not wait for each other.

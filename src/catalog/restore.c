@@ -138,7 +138,7 @@ flowpg_catalog_restore_fixup(PG_FUNCTION_ARGS)
 	desc = RelationGetDescr(trigdata->tg_relation);
 
 	/* its worker, when this commits: it finishes the restore */
-	worker_request(MyDatabaseId);
+	pool_request(MyDatabaseId);
 
 	/* pg_dump restores the dependency view but not its dependency on the sink */
 	deps_view = heap_getattr(tuple, SPI_fnumber(desc, "deps_view"), desc, &no_deps_view);

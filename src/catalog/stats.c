@@ -379,7 +379,7 @@ flowpg_flow_state(PG_FUNCTION_ARGS)
 	char	   *reason = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	TimestampTz since;
 	pid_t		pid;
-	WorkerStatus status = worker_status(MyDatabaseId, &since, &pid);
+	WorkerStatus status = pool_status(MyDatabaseId, &since, &pid);
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");

@@ -154,7 +154,7 @@ visibility_after_utility(Node *stmt)
 			return;
 	}
 	if (roles)
-		worker_note_roles_changed_at_commit();
+		pool_note_roles_changed_at_commit();
 	if (!IsTransactionState() || catalog_own_ddl || !catalog_exists())
 		return;
 	(void) recompute_flows(relids, roles);

@@ -72,7 +72,7 @@ lock_flow_preempting(int64 flow_id)
 {
 	if (flow_try_lock(flow_id))
 		return;
-	(void) worker_preempt(flow_id);
+	(void) pool_preempt(flow_id);
 	flow_lock(flow_id);
 }
 
@@ -241,7 +241,7 @@ warn_if_no_worker(void)
 	TimestampTz since;
 	pid_t		pid;
 
-	if (worker_status(MyDatabaseId, &since, &pid) == WORKER_NONE)
+	if (pool_status(MyDatabaseId, &since, &pid) == WORKER_NONE)
 		ereport(WARNING,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("no flowpg worker runs for database \"%s\"",
@@ -563,7 +563,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 		stats_set_next_run(entry->flow_id, eval_tick_after(eval_interval, GetCurrentTimestamp()));
 	else if (existing)
 		stats_set_next_run(entry->flow_id, GetCurrentTimestamp());	/* not the old flow's tick */
-	worker_request(MyDatabaseId);
+	pool_request(MyDatabaseId);
 	warn_if_no_worker();
 
 	*outcome = existing ? FLOW_REPLACED : FLOW_CREATED;
@@ -787,8 +787,8 @@ wait_for_pending_start(const char *flow_name)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of flow \"%s\"", flow_name)));
 	flowpg_require_preload();	/* no worker could start it */
-	pass = worker_check_pending_now();
-	while (!worker_pending_pass_done(pass))
+	pass = pool_check_pending_now();
+	while (!pool_pending_pass_done(pass))
 	{
 		if (flowpg_query_timeout_ms > 0 && GetCurrentTimestamp() > deadline)
 			ereport(ERROR,

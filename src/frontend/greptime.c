@@ -1435,7 +1435,7 @@ flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 	/* a start's own sink: the worker's pass goes on while any flow started */
 	if (catalog_own_ddl || in_pending_start || !catalog_exists() || !pending_flow_any())
 		PG_RETURN_VOID();
-	worker_check_pending_at_commit();
+	pool_check_pending_at_commit();
 	PG_RETURN_VOID();
 }
 

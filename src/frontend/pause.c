@@ -55,7 +55,7 @@ set_paused(const char *flow_name, bool paused)
 	{
 		/* catch up now, not at the schedule's next look */
 		stats_set_next_run(entry->flow_id, GetCurrentTimestamp());
-		worker_request(MyDatabaseId);
+		pool_request(MyDatabaseId);
 	}
 }
 

@@ -17,7 +17,7 @@
  * equality functions (1.0 and 1.00 are one group, as in the query).
  *
  * Locking: none of its own.  A flow's store is read and written only by the
- * worker that has claimed the flow (worker.c), one at a time, and only that
+ * worker that has claimed the flow (pool.c), one at a time, and only that
  * worker frees it; flow_stats reads the counters the worker publishes.  The
  * DSA area's own locks cover allocation.
  *

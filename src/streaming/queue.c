@@ -251,7 +251,7 @@ queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
 			SpinLockRelease(&slot->mutex);
 			return false;
 		}
-		worker_wake(MyDatabaseId);
+		pool_wake(MyDatabaseId);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -644,13 +644,13 @@ queue_flush_and_wait(int64 flow_id, int64 *rows_written)
 	TimestampTz started = GetCurrentTimestamp();
 
 	*rows_written = 0;
-	if (slot == NULL || !worker_running(MyDatabaseId))
+	if (slot == NULL || !pool_running(MyDatabaseId))
 		return FLUSH_NO_WORKER;
 	SpinLockAcquire(&slot->mutex);
 	target = ++slot->flush_requests;
 	slot->flush_waiters++;
 	SpinLockRelease(&slot->mutex);
-	worker_wake(MyDatabaseId);
+	pool_wake(MyDatabaseId);
 
 	/* a request nobody waits for any more (given up, canceled) is no request */
 	PG_TRY();
@@ -693,13 +693,13 @@ wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target, TimestampTz started,
 		else if (slot->paused)
 			outcome = FLUSH_PAUSED;	/* the worker will not run it */
 		SpinLockRelease(&slot->mutex);
-		if (outcome != FLUSH_NO_WORKER || !worker_running(MyDatabaseId))
+		if (outcome != FLUSH_NO_WORKER || !pool_running(MyDatabaseId))
 			break;
 		/* now and then: is the worker waiting for a lock we hold? */
 		if (round % 5 == 0)
 		{
 			MemoryContext old = MemoryContextSwitchTo(polling);
-			bool		blocked = worker_blocked_by_me(MyDatabaseId);
+			bool		blocked = pool_blocked_by_me(MyDatabaseId);
 
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(polling);

@@ -953,7 +953,7 @@ stream_xact_callback(XactEvent event, void *arg)
 			 * a signal at every commit costs writers more than it gains.
 			 */
 			if (levels != NULL && wake_at_commit)
-				worker_wake(MyDatabaseId);
+				pool_wake(MyDatabaseId);
 			/* FALLTHROUGH */
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:

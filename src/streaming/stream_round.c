@@ -59,7 +59,6 @@
 #define DEGRADED_FORGET_USECS (600 * USECS_PER_SEC)
 /* 5 s, 10 s, 20 s, then 40 s after the latest of degrades in a row */
 #define degraded_retry(sh) (DEGRADED_RETRY_USECS << Min(Max((sh)->degrades, 1) - 1, 3))
-#define BUSY_RETRY_USECS (1000 * 1000)	/* after a lock timeout */
 #define BUSY_SKIP_USECS (20 * 1000)		/* after a lock found taken */
 
 
@@ -722,12 +721,12 @@ stream_run(bool *worked)
 		 * The claim first: the flow's shared part and store that round_due
 		 * reads are freed by whoever claims a dropped flow (stream_state.c).
 		 */
-		if (!worker_claim(flow->flow_id, false))
+		if (!pool_claim(flow->flow_id, false))
 			continue;			/* another worker runs it */
 		due = round_due(flow, now, flush_request, &wait_ms);
 		if (due == ROUND_NOT_DUE)
 		{
-			worker_release();
+			pool_release();
 			continue;
 		}
 		/* a periodic look does not keep an extra worker from leaving */
@@ -739,7 +738,7 @@ stream_run(bool *worked)
 		}
 		PG_FINALLY();
 		{
-			worker_release();
+			pool_release();
 		}
 		PG_END_TRY();
 		if (queue_round_wanted(flow->flow_id) == QUEUE_WANT_NOW)

@@ -207,12 +207,12 @@ forget_flow(int64 flow_id)
 {
 	dsa_pointer state;
 
-	if (!worker_claim(flow_id, false))
+	if (!pool_claim(flow_id, false))
 		return;
 	state = queue_forget(flow_id);
 	if (DsaPointerIsValid(state))
 		free_stream_state_shared(state);
-	worker_release();
+	pool_release();
 }
 
 void

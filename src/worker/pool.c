@@ -127,7 +127,7 @@ pause_worker_of(const char *dbname)
 }
 
 void
-worker_before_utility(Node *stmt)
+pool_before_utility(Node *stmt)
 {
 	if (IsA(stmt, DropdbStmt))
 		pause_worker_of(((DropdbStmt *) stmt)->dbname);
@@ -148,14 +148,14 @@ worker_before_utility(Node *stmt)
 }
 
 void
-worker_shmem_request(void)
+pool_shmem_request(void)
 {
 	RequestAddinShmemSpace(MAXALIGN(sizeof(FlowpgShared)));
 }
 
 /* Called in the postmaster with AddinShmemInitLock held. */
 void
-worker_shmem_startup(void)
+pool_shmem_startup(void)
 {
 	bool		found;
 
@@ -294,7 +294,7 @@ request_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT)
 	{
 		if (pending_check_at_commit)
-			(void) worker_check_pending_now();
+			(void) pool_check_pending_now();
 		send_request(MyDatabaseId);
 	}
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
@@ -314,7 +314,7 @@ pool_register_callbacks(void)
 }
 
 void
-worker_request(Oid dboid)
+pool_request(Oid dboid)
 {
 	Assert(dboid == MyDatabaseId);
 	pool_register_callbacks();
@@ -322,7 +322,7 @@ worker_request(Oid dboid)
 }
 
 void
-worker_note_roles_changed_at_commit(void)
+pool_note_roles_changed_at_commit(void)
 {
 	pool_register_callbacks();
 	roles_changed_at_commit = true;
@@ -353,14 +353,14 @@ pool_set_roles_epoch_seen(uint64 epoch)
 }
 
 void
-worker_check_pending_at_commit(void)
+pool_check_pending_at_commit(void)
 {
-	worker_request(MyDatabaseId);
+	pool_request(MyDatabaseId);
 	pending_check_at_commit = true;
 }
 
 uint64
-worker_check_pending_now(void)
+pool_check_pending_now(void)
 {
 	DatabaseSlot *slot;
 	uint64		pass = 0;
@@ -377,14 +377,14 @@ worker_check_pending_now(void)
 		pass = slot->pending_passes_begun + 1;
 	}
 	SpinLockRelease(&shared->mutex);
-	worker_wake(MyDatabaseId);
+	pool_wake(MyDatabaseId);
 	if (shared->launcher_latch)
 		SetLatch(shared->launcher_latch);
 	return pass;
 }
 
 bool
-worker_pending_pass_done(uint64 pass)
+pool_pending_pass_done(uint64 pass)
 {
 	DatabaseSlot *slot;
 	bool		done = true;
@@ -546,7 +546,7 @@ pool_may_shrink(bool idle_long)
 }
 
 bool
-worker_claim(int64 flow_id, bool batching)
+pool_claim(int64 flow_id, bool batching)
 {
 	bool		granted = true;
 	int			alive = 0;
@@ -626,7 +626,7 @@ better_candidate(const PoolCandidate *a, int a_running, const PoolCandidate *b, 
 }
 
 int
-worker_claim_fair(const PoolCandidate *candidates, int ncandidates)
+pool_claim_fair(const PoolCandidate *candidates, int ncandidates)
 {
 	int			best = -1;
 	int			best_running = 0;
@@ -658,7 +658,7 @@ worker_claim_fair(const PoolCandidate *candidates, int ncandidates)
 		}
 	}
 	SpinLockRelease(&shared->mutex);
-	if (best < 0 || !worker_claim(candidates[best].flow_id, true))
+	if (best < 0 || !pool_claim(candidates[best].flow_id, true))
 		return -1;
 	SpinLockAcquire(&shared->mutex);
 	my_place->owner = candidates[best].owner;
@@ -668,7 +668,7 @@ worker_claim_fair(const PoolCandidate *candidates, int ncandidates)
 }
 
 void
-worker_release(void)
+pool_release(void)
 {
 	disable_timeout(claim_timeout_id, false);
 	SpinLockAcquire(&shared->mutex);
@@ -676,12 +676,12 @@ worker_release(void)
 	my_place->batching = false;
 	my_place->owner = InvalidOid;
 	SpinLockRelease(&shared->mutex);
-	/* a cancel meant for the run that just ended (worker_preempt) */
+	/* a cancel meant for the run that just ended (pool_preempt) */
 	QueryCancelPending = false;
 }
 
 bool
-worker_preempt(int64 flow_id)
+pool_preempt(int64 flow_id)
 {
 	DatabaseSlot *slot;
 	pid_t		pid = 0;
@@ -737,7 +737,7 @@ pool_note_start(Oid dboid, bool started)
 }
 
 WorkerStatus
-worker_status(Oid dboid, TimestampTz *since, pid_t *pid)
+pool_status(Oid dboid, TimestampTz *since, pid_t *pid)
 {
 	DatabaseSlot *slot;
 	WorkerStatus status = WORKER_STARTING;
@@ -775,7 +775,7 @@ worker_status(Oid dboid, TimestampTz *since, pid_t *pid)
  * that woke us would wait: the pool may grow.
  */
 void
-worker_wake(Oid dboid)
+pool_wake(Oid dboid)
 {
 	DatabaseSlot *slot;
 	Latch	   *latch = NULL;
@@ -815,16 +815,16 @@ worker_wake(Oid dboid)
 }
 
 bool
-worker_running(Oid dboid)
+pool_running(Oid dboid)
 {
 	TimestampTz since;
 	pid_t		pid;
 
-	return worker_status(dboid, &since, &pid) == WORKER_RUNNING;
+	return pool_status(dboid, &since, &pid) == WORKER_RUNNING;
 }
 
 bool
-worker_blocked_by_me(Oid dboid)
+pool_blocked_by_me(Oid dboid)
 {
 	DatabaseSlot *slot;
 	pid_t		pids[POOL_MAX];

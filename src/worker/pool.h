@@ -16,8 +16,8 @@
 #define POOL_MAX 16				/* flowpg.workers_per_database at most */
 
 /* The pool's shared memory (called by shmem.c). */
-extern void worker_shmem_request(void);
-extern void worker_shmem_startup(void);
+extern void pool_shmem_request(void);
+extern void pool_shmem_startup(void);
 
 /* Commit callbacks, registered before any other can run (from _PG_init). */
 extern void pool_register_callbacks(void);
@@ -26,7 +26,7 @@ extern void pool_register_callbacks(void);
  * Asks the launcher to make sure this database has a running worker, when
  * the current transaction commits.
  */
-extern void worker_request(Oid dboid);
+extern void pool_request(Oid dboid);
 
 /*
  * A database whose flowpg objects wait for ALTER EXTENSION UPDATE: said by
@@ -43,12 +43,12 @@ extern void pool_forget_database(Oid dboid);
  * worker of the database tries, when the current transaction commits, or
  * at once.  A start never runs in the session whose DDL made it possible:
  * it runs in a worker, as the flow's owner, in its own transaction.
- * worker_check_pending_now returns the pass of starts that will see what
- * is committed now; worker_pending_pass_done tells when it has ended.
+ * pool_check_pending_now returns the pass of starts that will see what
+ * is committed now; pool_pending_pass_done tells when it has ended.
  */
-extern void worker_check_pending_at_commit(void);
-extern uint64 worker_check_pending_now(void);
-extern bool worker_pending_pass_done(uint64 pass);
+extern void pool_check_pending_at_commit(void);
+extern uint64 pool_check_pending_now(void);
+extern bool pool_pending_pass_done(uint64 pass);
 
 /* In a worker: a pass of pending starts is due (and its number), and has ended. */
 extern bool pool_take_pending_check(uint64 *pass);
@@ -59,21 +59,21 @@ extern void pool_pending_pass_end(uint64 pass);
  * transaction commits, the epoch moves, and every database's workers
  * recompute their flows over tables with row-level security.
  */
-extern void worker_note_roles_changed_at_commit(void);
+extern void pool_note_roles_changed_at_commit(void);
 extern uint64 pool_roles_epoch(uint64 *seen);	/* and, in a worker, its database's seen one */
 extern void pool_set_roles_epoch_seen(uint64 epoch);
 
 /* Wakes an idle worker of the database (new batches, a flush request). */
-extern void worker_wake(Oid dboid);
+extern void pool_wake(Oid dboid);
 
 /*
  * Before DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ...
  * TEMPLATE: the database's workers step aside, as they need it alone.
  */
-extern void worker_before_utility(Node *stmt);
+extern void pool_before_utility(Node *stmt);
 
 /* Does the database have a running worker? */
-extern bool worker_running(Oid dboid);
+extern bool pool_running(Oid dboid);
 
 /* Whether a worker runs a database's flows, for flows and flow_stats. */
 typedef enum WorkerStatus
@@ -86,20 +86,20 @@ typedef enum WorkerStatus
 } WorkerStatus;
 
 /* *since: when it last could not be started; *pid: a worker's. */
-extern WorkerStatus worker_status(Oid dboid, TimestampTz *since, pid_t *pid);
+extern WorkerStatus pool_status(Oid dboid, TimestampTz *since, pid_t *pid);
 
 /* Is a worker of the database waiting for a lock this backend holds? */
-extern bool worker_blocked_by_me(Oid dboid);
+extern bool pool_blocked_by_me(Oid dboid);
 
 /*
  * In a worker: claims a flow for this worker's next run of it.  False when
  * another worker runs it -- or, for a batching run, when it would take the
  * pool's last worker free for streaming rounds.
  */
-extern bool worker_claim(int64 flow_id, bool batching);
-extern void worker_release(void);
+extern bool pool_claim(int64 flow_id, bool batching);
+extern void pool_release(void);
 
-/* A due batching flow, for worker_claim_fair. */
+/* A due batching flow, for pool_claim_fair. */
 typedef struct PoolCandidate
 {
 	int64		flow_id;
@@ -112,13 +112,13 @@ typedef struct PoolCandidate
  * fewest batching runs in progress in the database, then the earliest due
  * (the fair share of workers between roles); its index, or -1.
  */
-extern int	worker_claim_fair(const PoolCandidate *candidates, int ncandidates);
+extern int	pool_claim_fair(const PoolCandidate *candidates, int ncandidates);
 
 /*
  * drop_flow and replacing a flow: the worker running the flow now (if any)
  * abandons the run, so that they need not wait for it.
  */
-extern bool worker_preempt(int64 flow_id);
+extern bool pool_preempt(int64 flow_id);
 
 
 /* A worker's place in its database's pool: false when the pool is full. */

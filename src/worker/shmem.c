@@ -81,7 +81,7 @@ flowpg_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(StateShared)));
-	worker_shmem_request();
+	pool_shmem_request();
 	queue_shmem_request();
 	progress_shmem_request();
 }
@@ -108,7 +108,7 @@ flowpg_shmem_startup(void)
 			pg_atomic_init_u64(&state_shared->databases[i].refused_at, 0);
 		}
 	}
-	worker_shmem_startup();
+	pool_shmem_startup();
 	queue_shmem_startup();
 	progress_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);

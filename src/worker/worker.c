@@ -16,7 +16,7 @@
  * next due time (at most a second, to notice new dirty entries).
  *
  * DROP DATABASE and the other commands that need a database to themselves
- * make its worker step aside first (worker_before_utility, called from
+ * make its worker step aside first (pool_before_utility, called from
  * flowpg's ProcessUtility hook).
  *
  *-------------------------------------------------------------------------
@@ -78,17 +78,9 @@ PGDLLEXPORT void flowpg_launcher_main(Datum main_arg);
 PGDLLEXPORT void flowpg_worker_main(Datum main_arg);
 
 #define LAUNCHER_NAP_MS 10000
-#define IDLE_REPROBE_USECS (300 * USECS_PER_SEC)
 #define WORKER_POLL_MS 1000
 #define MAX_BACKOFF_USECS (600 * USECS_PER_SEC)
 
-/*
- * The worker never waits for a user's transaction, which may be waiting for
- * it (flush_flow): it takes a flow's locks only when free, and any other
- * lock wait of a run gives up quickly (flow_limit_lock_waits).  A flow
- * found busy is tried again after BUSY_RETRY_USECS.
- */
-#define BUSY_RETRY_USECS (1000 * 1000)
 
 typedef struct BusyFlow
 {
@@ -647,7 +639,7 @@ run_due_flows(long *wait_ms, bool *worked)
 	CommitTransactionCommand();
 
 	/*
-	 * One run per poll, chosen fairly between roles (worker_claim_fair):
+	 * One run per poll, chosen fairly between roles (pool_claim_fair):
 	 * the next poll sees what other workers claimed and finished meanwhile.
 	 */
 	if (flowpg_enabled && due != NIL)
@@ -664,7 +656,7 @@ run_due_flows(long *wait_ms, bool *worked)
 			candidates[foreach_current_index(lc)].due_at = due_flow->due_at;
 		}
 		CHECK_FOR_INTERRUPTS();
-		pick = worker_claim_fair(candidates, list_length(due));
+		pick = pool_claim_fair(candidates, list_length(due));
 		if (pick < 0)
 		{
 			/*
@@ -684,7 +676,7 @@ run_due_flows(long *wait_ms, bool *worked)
 			}
 			PG_FINALLY();
 			{
-				worker_release();
+				pool_release();
 			}
 			PG_END_TRY();
 			/* streaming rounds waiting meanwhile: one pass between runs */
