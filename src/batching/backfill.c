@@ -77,7 +77,7 @@ typedef struct Backfill
 void
 backfill_begin(int64 flow_id)
 {
-	catalog_execute_for_flow("INSERT INTO flowpg.flow_backfill AS b (flow_id) VALUES ($1) "
+	privileged_execute_for_flow("INSERT INTO flowpg.flow_backfill AS b (flow_id) VALUES ($1) "
 							 "ON CONFLICT (flow_id) DO UPDATE SET started_at = now(), "
 							 "time_lo = NULL, time_hi = NULL, done_until = NULL, "
 							 "pieces_done = 0, pieces_total = NULL, rows_written = 0",
@@ -101,7 +101,7 @@ void
 backfill_forget(int64 flow_id)
 {
 	if (backfill_table_exists())
-		catalog_execute_for_flow("DELETE FROM flowpg.flow_backfill WHERE flow_id = $1", flow_id);
+		privileged_execute_for_flow("DELETE FROM flowpg.flow_backfill WHERE flow_id = $1", flow_id);
 }
 
 static bool
@@ -113,7 +113,7 @@ read_backfill(int64 flow_id, Backfill *b)
 
 	if (!backfill_table_exists())
 		return false;
-	catalog_query_privileged("SELECT time_lo, time_hi, done_until, pieces_done, pieces_total "
+	privileged_query("SELECT time_lo, time_hi, done_until, pieces_done, pieces_total "
 							 "FROM flowpg.flow_backfill WHERE flow_id = $1",
 							 1, types, values, NULL);
 	found = SPI_processed == 1;
@@ -130,7 +130,7 @@ read_backfill(int64 flow_id, Backfill *b)
 		b->pieces_done = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
 		b->pieces_total = DatumGetInt32(SPI_getbinval(tuple, desc, 5, &isnull));
 	}
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return found;
 }
 
@@ -154,7 +154,7 @@ record_piece(int64 flow_id, const Backfill *b, uint64 rows)
 	values[3] = Int64GetDatum(b->done_until);
 	values[4] = Int32GetDatum(b->pieces_total);
 	values[5] = Int64GetDatum((int64) rows);
-	catalog_execute_privileged("UPDATE flowpg.flow_backfill SET time_lo = $2, time_hi = $3, "
+	privileged_execute("UPDATE flowpg.flow_backfill SET time_lo = $2, time_hi = $3, "
 							   "done_until = $4, pieces_total = $5, pieces_done = pieces_done + 1, "
 							   "rows_written = rows_written + $6 WHERE flow_id = $1",
 							   6, types, values, NULL);

@@ -587,7 +587,7 @@ capture_has_triggers(Oid relid)
 static void
 set_trigger_state(const char *table, const CaptureTrigger *ct)
 {
-	catalog_execute_privileged(psprintf("ALTER TABLE %s ENABLE %s TRIGGER %s", table,
+	privileged_execute(psprintf("ALTER TABLE %s ENABLE %s TRIGGER %s", table,
 										ct->enabled == TRIGGER_FIRES_ALWAYS ? "ALWAYS" :
 										ct->enabled == TRIGGER_FIRES_ON_REPLICA ? "REPLICA" : "",
 										quote_identifier(ct->name)),
@@ -628,7 +628,7 @@ install_on(Oid relid, bool repair)
 				set_trigger_state(table, ct);
 			continue;
 		}
-		catalog_execute_privileged(psprintf("CREATE TRIGGER %s %s EXECUTE FUNCTION flowpg._capture()",
+		privileged_execute(psprintf("CREATE TRIGGER %s %s EXECUTE FUNCTION flowpg._capture()",
 											quote_identifier(ct->name),
 											psprintf(ct->definition, table)),
 								   0, NULL, NULL, NULL);
@@ -732,7 +732,7 @@ remove_from(Oid relid)
 
 	for (int i = 0; i < lengthof(capture_triggers); i++)
 		if (OidIsValid(get_trigger_oid(relid, capture_triggers[i].name, true)))
-			catalog_execute_privileged(psprintf("DROP TRIGGER %s ON %s",
+			privileged_execute(psprintf("DROP TRIGGER %s ON %s",
 												quote_identifier(capture_triggers[i].name),
 												table),
 									   0, NULL, NULL, NULL);

@@ -240,7 +240,7 @@ dirty_log_read(int64 flow_id, int limit)
 	char	   *sql = psprintf("SELECT ctid, lo, hi, nrows FROM flowpg.dirty_log WHERE flow_id = $1 "
 							   "ORDER BY lo NULLS FIRST, hi LIMIT %d", limit);
 
-	catalog_query_privileged(sql, 1, argtypes, args, NULL);
+	privileged_query(sql, 1, argtypes, args, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
@@ -256,7 +256,7 @@ dirty_log_read(int64 flow_id, int limit)
 		entries = lappend(entries, e);
 		MemoryContextSwitchTo(old);
 	}
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return entries;
 }
 
@@ -277,7 +277,7 @@ dirty_log_delete(List *entries)
 		tids[n++] = PointerGetDatum(&((DirtyEntry *) lfirst(lc))->tid);
 	array = construct_array(tids, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
 	args[0] = PointerGetDatum(array);
-	catalog_execute_privileged("DELETE FROM flowpg.dirty_log WHERE ctid = ANY ($1)",
+	privileged_execute("DELETE FROM flowpg.dirty_log WHERE ctid = ANY ($1)",
 							   1, argtypes, args, NULL);
 }
 
@@ -288,7 +288,7 @@ dirty_log_delete_all(int64 flow_id, int64 *nrows)
 	Datum		args[1] = {Int64GetDatum(flow_id)};
 	int			n;
 
-	catalog_query_privileged("DELETE FROM flowpg.dirty_log WHERE flow_id = $1 RETURNING nrows",
+	privileged_query("DELETE FROM flowpg.dirty_log WHERE flow_id = $1 RETURNING nrows",
 							 1, argtypes, args, NULL);
 	n = SPI_processed;
 	*nrows = 0;
@@ -299,7 +299,7 @@ dirty_log_delete_all(int64 flow_id, int64 *nrows)
 		*nrows += DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
 											  SPI_tuptable->tupdesc, 1, &isnull));
 	}
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return n;
 }
 
@@ -309,7 +309,7 @@ dirty_log_flows(void)
 	List	   *flows = NIL;
 	MemoryContext caller = CurrentMemoryContext;
 
-	catalog_query_privileged("SELECT flow_id, min(logged_at) FROM flowpg.dirty_log GROUP BY flow_id",
+	privileged_query("SELECT flow_id, min(logged_at) FROM flowpg.dirty_log GROUP BY flow_id",
 							 0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -322,12 +322,12 @@ dirty_log_flows(void)
 		flows = lappend(flows, flow);
 		MemoryContextSwitchTo(old);
 	}
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return flows;
 }
 
 void
 dirty_log_forget(int64 flow_id)
 {
-	catalog_execute_for_flow("DELETE FROM flowpg.dirty_log WHERE flow_id = $1", flow_id);
+	privileged_execute_for_flow("DELETE FROM flowpg.dirty_log WHERE flow_id = $1", flow_id);
 }

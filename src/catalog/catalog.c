@@ -604,7 +604,7 @@ catalog_schedule(void)
 	List	   *flows = NIL;
 	MemoryContext caller = CurrentMemoryContext;
 
-	catalog_query_privileged("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
+	privileged_query("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
 							 "f.state = 'restoring', f.eval_interval, "
 							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid, "
 							 "b.flow_id IS NOT NULL AND f.mode <> 'streaming' "
@@ -640,6 +640,6 @@ catalog_schedule(void)
 		flows = lappend(flows, f);
 		MemoryContextSwitchTo(old);
 	}
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return flows;
 }

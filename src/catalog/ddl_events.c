@@ -88,7 +88,7 @@ deps_create(const char *flow_name, const char *query, ArrayType *settings,
 	Oid			relid;
 
 	/* the canonical text parses the same under the pinned settings */
-	catalog_execute_privileged(psprintf("CREATE VIEW flowpg_flows.%s AS %s",
+	privileged_execute(psprintf("CREATE VIEW flowpg_flows.%s AS %s",
 										quote_identifier(flow_name), query),
 							   0, NULL, NULL, NULL);
 	flow_settings_pop(nestlevel);
@@ -170,7 +170,7 @@ deps_drop(FlowEntry *entry)
 	if (!OidIsValid(entry->deps_view) ||
 		(name = get_rel_name(entry->deps_view)) == NULL)
 		return;
-	catalog_execute_privileged(psprintf("DROP VIEW IF EXISTS flowpg_flows.%s",
+	privileged_execute(psprintf("DROP VIEW IF EXISTS flowpg_flows.%s",
 										quote_identifier(name)),
 							   0, NULL, NULL, NULL);
 }
@@ -389,7 +389,7 @@ ddl_before_utility(Node *stmt)
 	if (!IsA(stmt, RenameStmt) && !IsA(stmt, CreateTrigStmt) && !IsA(stmt, DropStmt) &&
 		!IsA(stmt, AlterTableStmt) && !IsA(stmt, IndexStmt))
 		return;
-	if (!IsTransactionState() || catalog_own_ddl || !catalog_exists())
+	if (!IsTransactionState() || privileged_own_ddl || !catalog_exists())
 		return;
 
 	if (IsA(stmt, RenameStmt) && ((RenameStmt *) stmt)->renameType == OBJECT_TRIGGER)
@@ -509,7 +509,7 @@ ddl_drop_context(Node *stmt)
 	if (!IsA(stmt, DropStmt) || drop->behavior == DROP_CASCADE ||
 		(drop->removeType != OBJECT_TABLE && drop->removeType != OBJECT_SCHEMA))
 		return NIL;
-	if (!IsTransactionState() || catalog_own_ddl || !catalog_exists())
+	if (!IsTransactionState() || privileged_own_ddl || !catalog_exists())
 		return NIL;
 	foreach(lc, drop->objects)
 	{
@@ -559,7 +559,7 @@ flowpg_on_sql_drop(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_on_sql_drop must be called as an event trigger");
-	if (!catalog_exists() || catalog_own_ddl)
+	if (!catalog_exists() || privileged_own_ddl)
 		PG_RETURN_VOID();		/* flowpg itself is being dropped, or dropping */
 
 	dropped = touched_objects(true);
@@ -686,7 +686,7 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_on_ddl_command_end must be called as an event trigger");
-	if (!catalog_exists() || catalog_own_ddl)
+	if (!catalog_exists() || privileged_own_ddl)
 		PG_RETURN_VOID();
 
 	altered = touched_objects(false);

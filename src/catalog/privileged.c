@@ -72,7 +72,7 @@ static PrivilegedAccess open_query_access;
 static bool open_query = false;
 
 void
-catalog_query_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
+privileged_query(const char *sql, int nargs, Oid *argtypes, Datum *args,
 						 const char *nulls)
 {
 	int			rc;
@@ -90,40 +90,40 @@ catalog_query_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
 }
 
 void
-catalog_query_privileged_end(void)
+privileged_query_end(void)
 {
 	Assert(open_query);
 	open_query = false;
 	privileged_end(&open_query_access);
 }
 
-bool		catalog_own_ddl = false;
+bool		privileged_own_ddl = false;
 
 void
-catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes, Datum *args,
+privileged_execute(const char *sql, int nargs, Oid *argtypes, Datum *args,
 						   const char *nulls)
 {
-	bool		was_own_ddl = catalog_own_ddl;
+	bool		was_own_ddl = privileged_own_ddl;
 
 	/* flowpg's own DDL (dependency views, capture triggers) is not policed */
-	catalog_own_ddl = true;
+	privileged_own_ddl = true;
 	PG_TRY();
 	{
-		catalog_query_privileged(sql, nargs, argtypes, args, nulls);
-		catalog_query_privileged_end();
+		privileged_query(sql, nargs, argtypes, args, nulls);
+		privileged_query_end();
 	}
 	PG_FINALLY();
 	{
-		catalog_own_ddl = was_own_ddl;
+		privileged_own_ddl = was_own_ddl;
 	}
 	PG_END_TRY();
 }
 
 void
-catalog_execute_for_flow(const char *sql, int64 flow_id)
+privileged_execute_for_flow(const char *sql, int64 flow_id)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(flow_id)};
 
-	catalog_execute_privileged(sql, 1, types, values, NULL);
+	privileged_execute(sql, 1, types, values, NULL);
 }

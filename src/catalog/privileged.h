@@ -29,20 +29,20 @@ extern void privileged_end(PrivilegedAccess *access);
 
 /*
  * Runs a statement on flowpg's tables as the extension owner and leaves its
- * result in SPI_tuptable until catalog_query_privileged_end().
+ * result in SPI_tuptable until privileged_query_end().
  */
-extern void catalog_query_privileged(const char *sql, int nargs, Oid *argtypes,
+extern void privileged_query(const char *sql, int nargs, Oid *argtypes,
 									 Datum *args, const char *nulls);
-extern void catalog_query_privileged_end(void);
+extern void privileged_query_end(void);
 
-/* True while catalog_execute_privileged runs: event triggers stand aside. */
-extern bool catalog_own_ddl;
+/* True while privileged_execute runs: event triggers stand aside. */
+extern bool privileged_own_ddl;
 
 /* The same for a statement whose result is not needed. */
-extern void catalog_execute_privileged(const char *sql, int nargs, Oid *argtypes,
+extern void privileged_execute(const char *sql, int nargs, Oid *argtypes,
 									   Datum *args, const char *nulls);
 
 /* The same for a statement whose one parameter $1 is a flow id. */
-extern void catalog_execute_for_flow(const char *sql, int64 flow_id);
+extern void privileged_execute_for_flow(const char *sql, int64 flow_id);
 
 #endif							/* FLOWPG_PRIVILEGED_H */

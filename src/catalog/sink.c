@@ -288,12 +288,12 @@ sink_install_guard(Oid sink_relid)
 
 	if (sink_has_guard(sink_relid))
 		return;
-	catalog_execute_privileged(psprintf("CREATE TRIGGER %s AFTER TRUNCATE ON %s "
+	privileged_execute(psprintf("CREATE TRIGGER %s AFTER TRUNCATE ON %s "
 										"FOR EACH STATEMENT EXECUTE FUNCTION flowpg._sink_truncated()",
 										SINK_GUARD, sink),
 							   0, NULL, NULL, NULL);
 	/* a sink truncated by a replica-role session is no less stale */
-	catalog_execute_privileged(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", sink, SINK_GUARD),
+	privileged_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", sink, SINK_GUARD),
 							   0, NULL, NULL, NULL);
 }
 
@@ -303,7 +303,7 @@ sink_remove_guard(Oid sink_relid)
 	if (get_rel_name(sink_relid) == NULL || !sink_has_guard(sink_relid) ||
 		catalog_get_by_sink(sink_relid) != NULL)
 		return;
-	catalog_execute_privileged(psprintf("DROP TRIGGER %s ON %s", SINK_GUARD,
+	privileged_execute(psprintf("DROP TRIGGER %s ON %s", SINK_GUARD,
 										sink_qualified_relation_name(sink_relid)),
 							   0, NULL, NULL, NULL);
 }

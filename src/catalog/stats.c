@@ -62,7 +62,7 @@ record_success(int64 flow_id, BatchResult *result, int64 runs, TimestampTz start
 	values[4] = interval_between(started, finished);
 	values[5] = TimestampTzGetDatum(next_run);
 	values[6] = Int64GetDatum(runs);
-	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, runs, rows_in, rows_out, "
+	privileged_execute("INSERT INTO flowpg.flow_run AS r (flow_id, runs, rows_in, rows_out, "
 							   "last_run_at, last_run_duration, next_run_at, last_worker_pid, "
 							   "last_success_at) "
 							   "VALUES ($1, $7, $2, $3, $4, $5, $6, pg_catalog.pg_backend_pid(), $4) "
@@ -108,7 +108,7 @@ stats_record_flush(int64 flow_id, TimestampTz at)
 	if (XactReadOnly)
 		return;
 	/* not for a flow dropped while the flush waited for it: its statistics are gone */
-	catalog_execute_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, last_flushed_at) "
+	privileged_execute("INSERT INTO flowpg.flow_run AS r (flow_id, last_flushed_at) "
 							   "SELECT $1, $2 WHERE EXISTS (SELECT FROM flowpg.flow WHERE flow_id = $1) "
 							   "ON CONFLICT (flow_id) DO UPDATE SET "
 							   "last_flushed_at = GREATEST(r.last_flushed_at, excluded.last_flushed_at)",
@@ -137,7 +137,7 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 	values[4] = CStringGetTextDatum(edata->message ? edata->message : "");
 	values[5] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
 
-	catalog_query_privileged("INSERT INTO flowpg.flow_run AS r (flow_id, failures, consecutive_failures, "
+	privileged_query("INSERT INTO flowpg.flow_run AS r (flow_id, failures, consecutive_failures, "
 							 "last_run_at, last_run_duration, last_worker_pid) "
 							 "VALUES ($1, 1, 1, $2, $3, pg_catalog.pg_backend_pid()) "
 							 "ON CONFLICT (flow_id) DO UPDATE SET failures = r.failures + 1, "
@@ -147,20 +147,20 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 							 "last_worker_pid = excluded.last_worker_pid "
 							 "RETURNING consecutive_failures", 3, types, values, NULL);
 	consecutive = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	catalog_query_privileged_end();
+	privileged_query_end();
 
 	error_values[0] = values[0];
 	error_values[1] = values[1];
 	error_values[2] = values[3];
 	error_values[3] = values[4];
 	error_values[4] = values[5];
-	catalog_execute_privileged("INSERT INTO flowpg.flow_error (flow_id, at, sqlstate, message, detail) "
+	privileged_execute("INSERT INTO flowpg.flow_error (flow_id, at, sqlstate, message, detail) "
 							   "VALUES ($1, $2, $3, $4, $5)",
 							   5, error_types, error_values, error_nulls);
 
 	keep_values[0] = values[0];
 	keep_values[1] = Int32GetDatum(ERRORS_KEPT);
-	catalog_execute_privileged("DELETE FROM flowpg.flow_error WHERE flow_id = $1 AND ctid NOT IN "
+	privileged_execute("DELETE FROM flowpg.flow_error WHERE flow_id = $1 AND ctid NOT IN "
 							   "(SELECT ctid FROM flowpg.flow_error WHERE flow_id = $1 "
 							   "ORDER BY at DESC LIMIT $2)",
 							   2, keep_types, keep_values, NULL);
@@ -177,7 +177,7 @@ stats_last_error(int64 flow_id)
 	MemoryContext caller = CurrentMemoryContext;
 	FlowErrorRecord *error = NULL;
 
-	catalog_query_privileged("SELECT at, sqlstate, message, detail FROM flowpg.flow_error "
+	privileged_query("SELECT at, sqlstate, message, detail FROM flowpg.flow_error "
 							 "WHERE flow_id = $1 ORDER BY at DESC LIMIT 1",
 							 1, types, values, NULL);
 	if (SPI_processed > 0)
@@ -194,7 +194,7 @@ stats_last_error(int64 flow_id)
 		error->detail = SPI_getvalue(tuple, desc, 4);
 		MemoryContextSwitchTo(old);
 	}
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return error;
 }
 
@@ -205,7 +205,7 @@ set_flow_run_time(int64 flow_id, const char *column, TimestampTz value)
 	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
 	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(value)};
 
-	catalog_execute_privileged(psprintf("INSERT INTO flowpg.flow_run AS r (flow_id, %s) "
+	privileged_execute(psprintf("INSERT INTO flowpg.flow_run AS r (flow_id, %s) "
 										"VALUES ($1, $2) ON CONFLICT (flow_id) "
 										"DO UPDATE SET %s = excluded.%s",
 										column, column, column),
@@ -232,11 +232,11 @@ flow_run_time(int64 flow_id, const char *select_sql, TimestampTz *result)
 	Datum		values[1] = {Int64GetDatum(flow_id)};
 	bool		isnull = true;
 
-	catalog_query_privileged(select_sql, 1, types, values, NULL);
+	privileged_query(select_sql, 1, types, values, NULL);
 	if (SPI_processed > 0)
 		*result = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0],
 													SPI_tuptable->tupdesc, 1, &isnull));
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return !isnull;
 }
 
@@ -437,8 +437,8 @@ flowpg_flow_state(PG_FUNCTION_ARGS)
 void
 stats_forget(int64 flow_id)
 {
-	catalog_execute_for_flow("DELETE FROM flowpg.flow_run WHERE flow_id = $1", flow_id);
-	catalog_execute_for_flow("DELETE FROM flowpg.flow_error WHERE flow_id = $1", flow_id);
+	privileged_execute_for_flow("DELETE FROM flowpg.flow_run WHERE flow_id = $1", flow_id);
+	privileged_execute_for_flow("DELETE FROM flowpg.flow_error WHERE flow_id = $1", flow_id);
 }
 
 bool
@@ -448,9 +448,9 @@ stats_ever_ran(int64 flow_id)
 	Datum		values[1] = {Int64GetDatum(flow_id)};
 	bool		ran;
 
-	catalog_query_privileged("SELECT 1 FROM flowpg.flow_run WHERE flow_id = $1 "
+	privileged_query("SELECT 1 FROM flowpg.flow_run WHERE flow_id = $1 "
 							 "AND last_run_at IS NOT NULL", 1, types, values, NULL);
 	ran = SPI_processed > 0;
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return ran;
 }

@@ -155,7 +155,7 @@ visibility_after_utility(Node *stmt)
 	}
 	if (roles)
 		pool_note_roles_changed_at_commit();
-	if (!IsTransactionState() || catalog_own_ddl || !catalog_exists())
+	if (!IsTransactionState() || privileged_own_ddl || !catalog_exists())
 		return;
 	(void) recompute_flows(relids, roles);
 }

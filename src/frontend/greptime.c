@@ -1433,7 +1433,7 @@ flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_start_pending_flows must be called as an event trigger");
 	/* a start's own sink: the worker's pass goes on while any flow started */
-	if (catalog_own_ddl || in_pending_start || !catalog_exists() || !pending_flow_any())
+	if (privileged_own_ddl || in_pending_start || !catalog_exists() || !pending_flow_any())
 		PG_RETURN_VOID();
 	pool_check_pending_at_commit();
 	PG_RETURN_VOID();

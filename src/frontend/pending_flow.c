@@ -27,9 +27,9 @@ pending_flow_any(void)
 {
 	bool		any;
 
-	catalog_query_privileged("SELECT 1 FROM flowpg.pending_flow LIMIT 1", 0, NULL, NULL, NULL);
+	privileged_query("SELECT 1 FROM flowpg.pending_flow LIMIT 1", 0, NULL, NULL, NULL);
 	any = SPI_processed > 0;
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return any;
 }
 
@@ -47,7 +47,7 @@ read_pending(const char *where, const char *flow_name)
 	Datum		values[1] = {flow_name ? CStringGetTextDatum(flow_name) : (Datum) 0};
 	List	   *flows = NIL;
 
-	catalog_query_privileged(psprintf("SELECT flow_name, owner::oid, statement, settings, "
+	privileged_query(psprintf("SELECT flow_name, owner::oid, statement, settings, "
 									  "sink_table, comment, last_error "
 									  "FROM flowpg.pending_flow %s ORDER BY flow_name", where),
 							 flow_name ? 1 : 0, types, values, NULL);
@@ -69,7 +69,7 @@ read_pending(const char *where, const char *flow_name)
 		flows = lappend(flows, flow);
 		MemoryContextSwitchTo(old);
 	}
-	catalog_query_privileged_end();
+	privileged_query_end();
 	return flows;
 }
 
@@ -102,7 +102,7 @@ pending_flow_add(const PendingFlow *flow, const char *missing)
 	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', flow->comment ? ' ' : 'n',
 	flow->options ? ' ' : 'n', flow->expire_after ? ' ' : 'n'};
 
-	catalog_execute_privileged("INSERT INTO flowpg.pending_flow "
+	privileged_execute("INSERT INTO flowpg.pending_flow "
 							   "(flow_name, owner, statement, settings, missing, sink_table, comment, "
 							   "options, expire_after) "
 							   "VALUES ($1, $2::regrole, $3, $4, $5, $6, $7, $8::jsonb, $9) "
@@ -120,7 +120,7 @@ pending_flow_remove(const char *flow_name)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(flow_name)};
 
-	catalog_execute_privileged("DELETE FROM flowpg.pending_flow WHERE flow_name = $1",
+	privileged_execute("DELETE FROM flowpg.pending_flow WHERE flow_name = $1",
 							   1, types, values, NULL);
 }
 
@@ -131,6 +131,6 @@ pending_flow_set_error(const char *flow_name, const char *message)
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		values[2] = {CStringGetTextDatum(flow_name), CStringGetTextDatum(message)};
 
-	catalog_execute_privileged("UPDATE flowpg.pending_flow SET last_error = $2, updated_at = now() "
+	privileged_execute("UPDATE flowpg.pending_flow SET last_error = $2, updated_at = now() "
 							   "WHERE flow_name = $1", 2, types, values, NULL);
 }
