@@ -10,7 +10,8 @@
  * names the source tables, the group keys, the time window (the GROUP BY
  * expression over one time or integer column, verified monotonic by
  * probing) and the aggregates from pg_aggregate, and records whether the
- * streaming engine can run it.
+ * streaming engine can run it.  The shape and rights checks and the walks
+ * over the query tree are in query_check.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -79,66 +80,6 @@ flow_mode_name(FlowMode mode)
 	}
 }
 
-static void
-reject_query(const char *what, const char *hint)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("a flow's query cannot use %s", what),
-			 hint ? errhint("%s", hint) : 0));
-}
-
-/* Collects the RTE_RELATION entries of every query level. */
-typedef struct RelationWalkContext
-{
-	List	   *rtes;
-} RelationWalkContext;
-
-static bool
-relation_walker(Node *node, RelationWalkContext *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, RangeTblEntry))
-	{
-		RangeTblEntry *rte = (RangeTblEntry *) node;
-
-		if (rte->rtekind == RTE_RELATION)
-			context->rtes = lappend(context->rtes, rte);
-		else if (rte->rtekind == RTE_FUNCTION || rte->rtekind == RTE_TABLEFUNC)
-			reject_query("functions in FROM",
-						 "A flow reads tables; set-returning functions cannot be maintained incrementally.");
-		return false;
-	}
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, relation_walker,
-								 (void *) context, QTW_EXAMINE_RTES_BEFORE);
-	return expression_tree_walker(node, relation_walker, (void *) context);
-}
-
-static bool
-volatile_checker(Oid funcid, void *context)
-{
-	if (func_volatile(funcid) == PROVOLATILE_VOLATILE)
-	{
-		*(Oid *) context = funcid;
-		return true;
-	}
-	return false;
-}
-
-static bool
-volatile_walker(Node *node, Oid *funcid)
-{
-	if (node == NULL)
-		return false;
-	if (check_functions_in_node(node, volatile_checker, (void *) funcid))
-		return true;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, volatile_walker, (void *) funcid, 0);
-	return expression_tree_walker(node, volatile_walker, (void *) funcid);
-}
-
 static bool
 aggref_walker(Node *node, List **aggrefs)
 {
@@ -152,129 +93,6 @@ aggref_walker(Node *node, List **aggrefs)
 	return expression_tree_walker(node, aggref_walker, (void *) aggrefs);
 }
 
-/*
- * A temporary type or function (pg_temp) exists in one session only: the
- * worker and other writers could not evaluate the flow.
- */
-static bool
-temp_object_walker(Node *node, void *context)
-{
-	Oid			func = InvalidOid;
-	HeapTuple	tuple;
-
-	if (node == NULL)
-		return false;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, temp_object_walker, context, 0);
-	if (IsA(node, FuncExpr))
-		func = ((FuncExpr *) node)->funcid;
-	else if (IsA(node, Aggref))
-		func = ((Aggref *) node)->aggfnoid;
-	else if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr))
-		func = get_opcode(((OpExpr *) node)->opno);
-	else if (IsA(node, ScalarArrayOpExpr))
-		func = get_opcode(((ScalarArrayOpExpr *) node)->opno);
-	if (OidIsValid(func) && isAnyTempNamespace(get_func_namespace(func)))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a flow cannot use temporary function %s", format_procedure(func)),
-				 errdetail("Temporary objects are invisible to flowpg's background worker.")));
-	if (IsA(node, Var) || IsA(node, Const) || IsA(node, FuncExpr) || IsA(node, CoerceToDomain) ||
-		IsA(node, RelabelType) || IsA(node, CoerceViaIO) || IsA(node, Aggref))
-	{
-		Oid			type = exprType(node);
-
-		tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
-		if (HeapTupleIsValid(tuple))
-		{
-			bool		temporary = isAnyTempNamespace(((Form_pg_type) GETSTRUCT(tuple))->typnamespace);
-
-			ReleaseSysCache(tuple);
-			if (temporary)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("a flow cannot use temporary type %s", format_type_be(type)),
-						 errdetail("Temporary objects are invisible to flowpg's background worker.")));
-		}
-	}
-	return expression_tree_walker(node, temp_object_walker, context);
-}
-
-/*
- * WITH queries, at any level, are read as subqueries in FROM are: only
- * non-recursive SELECTs (the analysed query's range table entries of type
- * RTE_CTE read them; relation_walker finds their tables).
- */
-static bool
-cte_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Query))
-	{
-		Query	   *query = (Query *) node;
-		ListCell   *lc;
-
-		if (query->hasModifyingCTE)
-			reject_query("data-modifying statements in WITH",
-						 "A flow only reads: write the INSERT, UPDATE or DELETE as a statement of its own.");
-		/* in a subquery or a CTE too: every run would lock the rows it reads */
-		if (query->rowMarks)
-			reject_query("FOR UPDATE or FOR SHARE", NULL);
-		foreach(lc, query->cteList)
-		{
-			CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
-
-			if (cte->cterecursive)
-				reject_query("WITH RECURSIVE",
-							 "Its result is a fixpoint over its own rows, which flowpg cannot maintain; compute it when reading the sink.");
-			if (!IsA(cte->ctequery, Query) ||
-				((Query *) cte->ctequery)->commandType != CMD_SELECT)
-				reject_query("data-modifying statements in WITH",
-							 "A flow only reads: write the INSERT, UPDATE or DELETE as a statement of its own.");
-		}
-		return query_tree_walker(query, cte_walker, context, 0);
-	}
-	return expression_tree_walker(node, cte_walker, context);
-}
-
-/* The shape checks that apply to every flow. */
-static void
-check_query_shape(Query *query)
-{
-	Oid			volatile_func = InvalidOid;
-
-	if (query->commandType != CMD_SELECT || query->utilityStmt != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("a flow's query must be a SELECT statement")));
-	if (query->setOperations)
-		reject_query("UNION, INTERSECT or EXCEPT", "Create one flow per branch.");
-	if (query->hasWindowFuncs)
-		reject_query("window functions", "Compute them when reading the sink.");
-	if (query->hasTargetSRFs)
-		reject_query("set-returning functions", NULL);
-	if (query->sortClause)
-		reject_query("ORDER BY", "Order the rows when reading the sink.");
-	if (query->limitCount || query->limitOffset)
-		reject_query("LIMIT or OFFSET", "Apply them when reading the sink.");
-	if (query->hasDistinctOn)
-		reject_query("DISTINCT ON", NULL);
-	if (query->distinctClause)
-		reject_query("SELECT DISTINCT", "Use GROUP BY on the same columns.");
-	if (query->groupingSets)
-		reject_query("GROUPING SETS, ROLLUP or CUBE", "Create one flow per grouping.");
-	(void) cte_walker((Node *) query, NULL);
-
-	(void) temp_object_walker((Node *) query, NULL);
-	if (volatile_walker((Node *) query, &volatile_func))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("a flow's query cannot use volatile function %s",
-						format_procedure(volatile_func)),
-				 errdetail("A flow must compute the same result whenever and wherever it is evaluated."),
-				 errhint("Use an immutable or stable function instead.")));
-}
 
 char *
 flow_plan_expr_text(Query *query, Expr *expr)
@@ -756,15 +574,13 @@ static FlowPlan *
 plan_from_query(Query *query, int window_output)
 {
 	FlowPlan   *plan = palloc0(sizeof(FlowPlan));
-	RelationWalkContext walk = {NIL};
 	List	   *aggrefs = NIL;
 	ListCell   *lc;
 
 	plan->query = query;
-	check_query_shape(query);
+	flow_plan_check_shape(query);
 
-	(void) relation_walker((Node *) query, &walk);
-	foreach(lc, walk.rtes)
+	foreach(lc, flow_plan_relations(query))
 	{
 		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
 		char		relkind = get_rel_relkind(rte->relid);
@@ -878,7 +694,7 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 	List	   *raw;
 	RawStmt    *stmt;
 	Query	   *query;
-	RelationWalkContext walk = {NIL};
+	List	   *rtes;
 	ErrorContextCallback callback;
 	QueryTextPosition where = {query_text, source};
 	List	   *moments;
@@ -907,9 +723,9 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 	query = dialect_rewrite_query(query, moments, query_text);
 
 	/* the caller must be able to read what the flow will read */
-	(void) relation_walker((Node *) query, &walk);
+	rtes = flow_plan_relations(query);
 	if (check_rights)
-		(void) ExecCheckRTPerms(walk.rtes, true);
+		(void) ExecCheckRTPerms(rtes, true);
 	/* before probing the window runs any of it */
 	if (vet_flow_name)
 		trust_require(trust_untrusted_in_query(query, GetUserId()), vet_flow_name, GetUserId());
@@ -930,55 +746,6 @@ FlowPlan *
 flow_plan_restored_text(const char *query_text, int window_output)
 {
 	return plan_query_text(query_text, window_output, false, NULL, NULL);
-}
-
-static bool
-execute_checker(Oid funcid, void *context)
-{
-	if (pg_proc_aclcheck(funcid, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, get_func_name(funcid));
-	return false;
-}
-
-static bool
-execute_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	(void) check_functions_in_node(node, execute_checker, context);
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, execute_walker, context, 0);
-	return expression_tree_walker(node, execute_walker, context);
-}
-
-void
-flow_plan_check_rights(FlowPlan *plan)
-{
-	RelationWalkContext walk = {NIL};
-
-	(void) relation_walker((Node *) plan->query, &walk);
-	(void) ExecCheckRTPerms(walk.rtes, true);
-	(void) execute_walker((Node *) plan->query, NULL);
-}
-
-bool
-flow_plan_uses_row_security(FlowPlan *plan)
-{
-	ListCell   *lc;
-
-	foreach(lc, plan->source_relids)
-		if (check_enable_rls(lfirst_oid(lc), InvalidOid, true) == RLS_ENABLED)
-			return true;
-	return false;
-}
-
-bool
-flow_plan_owner_can_read(FlowPlan *plan)
-{
-	RelationWalkContext walk = {NIL};
-
-	(void) relation_walker((Node *) plan->query, &walk);
-	return ExecCheckRTPerms(walk.rtes, false);
 }
 
 FlowPlan *
@@ -1122,75 +889,4 @@ flow_plan_choose_mode(FlowPlan *plan, FlowMode requested,
 				 errdetail("Without a time window every run recomputes the whole result."),
 				 errhint("Add a time window to GROUP BY, such as date_trunc('hour', ts), or give eval_interval.")));
 	return FLOW_MODE_BATCHING;
-}
-
-typedef struct ColumnWalkContext
-{
-	List	   *rtables;		/* innermost query level first */
-	FlowColumnVisitor visit;
-	void	   *arg;
-} ColumnWalkContext;
-
-static bool
-column_walker(Node *node, ColumnWalkContext *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Var))
-	{
-		Var		   *var = (Var *) node;
-		List	   *rtable = list_nth(context->rtables, var->varlevelsup);
-		RangeTblEntry *rte = rt_fetch(var->varno, rtable);
-
-		return rte->rtekind == RTE_RELATION && context->visit(var, rte, context->arg);
-	}
-	if (IsA(node, Query))
-	{
-		Query	   *query = (Query *) node;
-		bool		found;
-
-		context->rtables = lcons(query->rtable, context->rtables);
-		found = query_tree_walker(query, column_walker, (void *) context, 0);
-		context->rtables = list_delete_first(context->rtables);
-		return found;
-	}
-	return expression_tree_walker(node, column_walker, (void *) context);
-}
-
-bool
-flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg)
-{
-	ColumnWalkContext context = {NIL, visit, arg};
-
-	return column_walker((Node *) query, &context);
-}
-
-bool
-flow_plan_reads_descendants(Query *query, Oid relid)
-{
-	RelationWalkContext walk = {NIL};
-	ListCell   *lc;
-
-	(void) relation_walker((Node *) query, &walk);
-	foreach(lc, walk.rtes)
-	{
-		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
-
-		if (rte->relid == relid && rte->inh)
-			return true;
-	}
-	return false;
-}
-
-int
-flow_plan_count_relation(Query *query, Oid relid)
-{
-	RelationWalkContext walk = {NIL};
-	ListCell   *lc;
-	int			n = 0;
-
-	(void) relation_walker((Node *) query, &walk);
-	foreach(lc, walk.rtes)
-		n += lfirst_node(RangeTblEntry, lc)->relid == relid;
-	return n;
 }

@@ -3,6 +3,10 @@
  * planner.h
  *	  Turning a flow's SELECT into its operator graph.
  *
+ * planner.c plans (parse, analyse, graph, engine choice); query_check.c
+ * holds the checks and walks over the analysed query tree (shape, rights,
+ * tables and columns read).
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef FLOWPG_PLANNER_H
@@ -123,18 +127,6 @@ extern FlowPlan *flow_plan_query_text(const char *query_text, int window_output,
  */
 extern FlowPlan *flow_plan_restored_text(const char *query_text, int window_output);
 
-/* May the current user read what the plan reads? */
-extern bool flow_plan_owner_can_read(FlowPlan *plan);
-
-/*
- * Errors out unless the current user may run the plan as a query: SELECT
- * on the columns it reads, EXECUTE on the functions and aggregates it calls.
- */
-extern void flow_plan_check_rights(FlowPlan *plan);
-
-/* Do row-level security policies filter what the current user reads? */
-extern bool flow_plan_uses_row_security(FlowPlan *plan);
-
 /* Rebuilds the graph from a stored (already validated) query tree. */
 extern FlowPlan *flow_plan_query_tree(Query *query, int window_output);
 
@@ -157,6 +149,39 @@ struct WindowProbe;
 extern struct WindowProbe *flow_plan_window_probe(FlowPlan *plan);
 
 /*
+ * An expression of the query deparsed as written, when it reads one table
+ * (or none) of the query's own level; NULL otherwise.
+ */
+extern char *flow_plan_expr_text(Query *query, Expr *expr);
+
+extern FlowMode flow_mode_from_name(const char *name);
+extern const char *flow_mode_name(FlowMode mode);
+
+/* query_check.c: checks and walks over the query tree */
+
+/*
+ * Errors out unless the query has the shape of a flow: a SELECT with no set
+ * operations, ORDER BY, LIMIT, DISTINCT, window functions, recursive or
+ * data-modifying WITH, temporary objects or volatile functions.
+ */
+extern void flow_plan_check_shape(Query *query);
+
+/* The RTE_RELATION range table entries of every query level. */
+extern List *flow_plan_relations(Query *query);
+
+/* May the current user read what the plan reads? */
+extern bool flow_plan_owner_can_read(FlowPlan *plan);
+
+/*
+ * Errors out unless the current user may run the plan as a query: SELECT
+ * on the columns it reads, EXECUTE on the functions and aggregates it calls.
+ */
+extern void flow_plan_check_rights(FlowPlan *plan);
+
+/* Do row-level security policies filter what the current user reads? */
+extern bool flow_plan_uses_row_security(FlowPlan *plan);
+
+/*
  * Calls visit for every Var of the query (at any level) that reads a
  * column of a table, with that table's range table entry; stops and
  * returns true as soon as visit does.
@@ -164,19 +189,10 @@ extern struct WindowProbe *flow_plan_window_probe(FlowPlan *plan);
 typedef bool (*FlowColumnVisitor) (Var *var, RangeTblEntry *rte, void *arg);
 extern bool flow_plan_walk_columns(Query *query, FlowColumnVisitor visit, void *arg);
 
-/*
- * An expression of the query deparsed as written, when it reads one table
- * (or none) of the query's own level; NULL otherwise.
- */
-extern char *flow_plan_expr_text(Query *query, Expr *expr);
-
 /* Does the query read the table without ONLY (its children too)? */
 extern bool flow_plan_reads_descendants(Query *query, Oid relid);
 
 /* How many range table entries, at any query level, read the table. */
 extern int	flow_plan_count_relation(Query *query, Oid relid);
-
-extern FlowMode flow_mode_from_name(const char *name);
-extern const char *flow_mode_name(FlowMode mode);
 
 #endif							/* FLOWPG_PLANNER_H */
