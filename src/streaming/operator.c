@@ -361,8 +361,10 @@ graph_build(FlowEntry *entry, MemoryContext parent)
 	{
 		graph->plan = flow_plan_query_tree(cxt.query, entry->window_output);
 		if (graph->plan->streaming_refusal)
-			elog(ERROR, "flowpg: flow \"%s\" cannot stream: %s", entry->flow_name,
-				 graph->plan->streaming_refusal);
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("flowpg: flow \"%s\" cannot stream: %s", entry->flow_name,
+							graph->plan->streaming_refusal)));
 
 		collect_columns(&cxt);
 		graph->econtext = CreateStandaloneExprContext();
@@ -423,7 +425,9 @@ graph_column_map(StreamGraph *graph, Relation rel)
 				map[c] = attr->attnum;
 		}
 		if (map[c] == InvalidAttrNumber)
-			elog(ERROR, "flowpg: source column \"%s\" is missing", name);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("flowpg: source column \"%s\" is missing", name)));
 	}
 	return map;
 }

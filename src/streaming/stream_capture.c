@@ -210,7 +210,9 @@ cached_graph(int64 flow_id, uint32 version)
 
 	flow = catalog_get_by_id(flow_id);
 	if (flow == NULL)
-		elog(ERROR, "flowpg: flow %lld disappeared", (long long) flow_id);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("flowpg: flow %lld disappeared", (long long) flow_id)));
 	flow_enter(&identity, flow->owner, flow->settings, false);
 	graph = graph_build(flow, graph_cache_memory);
 	flow_leave(&identity);
