@@ -35,4 +35,10 @@ extern void pending_flow_add(const PendingFlow *flow, const char *missing);
 extern void pending_flow_remove(const char *flow_name);
 extern void pending_flow_set_error(const char *flow_name, const char *message);
 
+/*
+ * In a flowpg worker's transaction: runs a pending flow's CREATE FLOW again,
+ * as its owner.  True when it started; *retry when it could not be tried now.
+ */
+extern bool pending_flow_start(const char *flow_name, bool *retry);
+
 #endif							/* FLOWPG_PENDING_FLOW_H */

@@ -61,7 +61,6 @@
 #include "dirty_log.h"
 #include "eval_tick.h"
 #include "flow_locks.h"
-#include "greptime.h"
 #include "pending_flow.h"
 #include "planner.h"
 #include "guc.h"
@@ -756,7 +755,7 @@ start_pending_flows(void)
 			pgstat_report_activity(STATE_RUNNING,
 								   psprintf("flowpg: starting pending flow %s", (char *) lfirst(lc)));
 			if (flow_locks_try_tables(RowExclusiveLock))
-				started |= greptime_start_pending_flow(lfirst(lc), &busy);
+				started |= pending_flow_start(lfirst(lc), &busy);
 			else
 				busy = true;
 			retry |= busy;
