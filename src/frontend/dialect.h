@@ -16,8 +16,12 @@ extern Query *dialect_rewrite_query(Query *query, List *moments, const char *que
 extern bool dialect_uses_now(Query *query);
 extern bool dialect_expr_uses_now(Node *expr);
 extern char *dialect_output_name(Node *expr, List *from);
+extern Query *dialect_analyze(RawStmt *stmt, const char *query_text, bool datafusion_types);
+
+/* dialect_types.c: DataFusion's types, and two raw-tree helpers dialect.c uses */
 extern void dialect_timestamp_types(SelectStmt *stmt, const char *query_text);
 extern void dialect_datafusion_types(RawStmt *stmt, const char *query_text);
-extern Query *dialect_analyze(RawStmt *stmt, const char *query_text, bool datafusion_types);
+extern bool dialect_is_unqualified_call(FuncCall *call, const char *name);
+extern bool dialect_type_is_temporary(Oid typid);
 
 #endif							/* FLOWPG_DIALECT_H */
