@@ -50,7 +50,7 @@
 #include "capture.h"
 #include "dirty_log.h"
 #include "operator.h"
-#include "queue.h"
+#include "registry.h"
 #include "stream_capture.h"
 #include "catalog.h"
 #include "privileged.h"
@@ -297,7 +297,7 @@ capture_entry(Oid relid)
 		 * and so do restored ones not maintained yet: their queue would be
 		 * forgotten, their dirty log is recomputed when they start.
 		 */
-		cf->streaming = strcmp(flow->mode, "streaming") == 0 && queue_available() &&
+		cf->streaming = strcmp(flow->mode, "streaming") == 0 && registry_available() &&
 			strcmp(flow->state, "restoring") != 0;
 		cf->version = cf->streaming ? graph_version(flow) : 0;
 

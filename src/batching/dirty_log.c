@@ -39,7 +39,7 @@
 #include "catalog.h"
 #include "privileged.h"
 #include "dirty_log.h"
-#include "queue.h"
+#include "registry.h"
 #include "pool.h"
 
 /* A flow's changes of this transaction. */
@@ -140,7 +140,7 @@ dirty_log_append(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows)
 	xact_flow(flow_id)->logged = true;
 	/* appended by another PRE_COMMIT callback after ours: flag it now */
 	if (precommit_done)
-		queue_note_dirty(flow_id);
+		registry_note_dirty(flow_id);
 }
 
 void
@@ -209,7 +209,7 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 			/* before the commit: nothing after it may fail */
 			foreach(lc, xact_flows)
 				if (((XactFlow *) lfirst(lc))->logged)
-					queue_note_dirty(((XactFlow *) lfirst(lc))->flow_id);
+					registry_note_dirty(((XactFlow *) lfirst(lc))->flow_id);
 			precommit_done = true;
 			break;
 		case XACT_EVENT_COMMIT:

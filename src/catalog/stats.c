@@ -26,7 +26,7 @@
 #include "catalog.h"
 #include "privileged.h"
 #include "guc.h"
-#include "queue.h"
+#include "registry.h"
 #include "shmem.h"
 #include "stats.h"
 #include "pool.h"
@@ -268,7 +268,7 @@ flowpg_stream_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (!queue_get_stats(PG_GETARG_INT64(0), &st))
+	if (!registry_get_stats(PG_GETARG_INT64(0), &st))
 	{
 		memset(&st, 0, sizeof(st));
 		st.freshness_us = -1;
@@ -321,7 +321,7 @@ flowpg_stream_live(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (!queue_get_stats(PG_GETARG_INT64(0), &st))
+	if (!registry_get_stats(PG_GETARG_INT64(0), &st))
 		memset(&st, 0, sizeof(st));
 	values[0] = Int64GetDatum(st.unrecorded_runs);
 	values[1] = Int64GetDatum(st.unrecorded_rows_in);

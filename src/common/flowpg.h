@@ -13,8 +13,9 @@
  *				  restores, sink tables, visibility, progress
  *	  batching/	  capture triggers, the dirty log, the refresh, backfill
  *	  streaming/  a writer's partials and their queue (stream_capture.c,
- *				  queue.c), the operator graph and aggregates, the
- *				  worker's round over the shared state (stream_round.c)
+ *				  queue.c), the flows' registry (registry.c), the
+ *				  operator graph and aggregates, the worker's round over
+ *				  the shared state (stream_round.c)
  *	  worker/	  the pool of workers, the workers, shared memory
  *	  common/	  what every part uses: the settings (guc.c), guarded calls
  *				  (subxact.c), the trust rule (trust.c)
@@ -30,7 +31,7 @@
  *	  FlowGroup		  one group going through the operator graph (operator.h)
  *	  FlowSchedule	  a flow's schedule for the workers (catalog.h)
  *	  PendingFlow	  a flow waiting for its tables (pending_flow.h)
- * and, private to their files: FlowSlot (queue.c's registry slot),
+ * and, private to their files: FlowSlot (registry.h's slot),
  * FlowPartial (a writer's partials), CaptureFlow, XactFlow, DueFlow,
  * BusyFlow, FlowRun (worker.c's batching runs), FlowStatement (a parsed
  * GreptimeDB statement).

@@ -39,7 +39,7 @@
 #include "flow_api.h"
 #include "guc.h"
 #include "planner.h"
-#include "queue.h"
+#include "registry.h"
 #include "subxact.h"
 #include "window.h"
 
@@ -439,12 +439,12 @@ explain_state(Explain *ex)
 
 	if (!ex->streaming)
 		return;
-	if (!queue_available())
+	if (!registry_available())
 	{
 		add_line(ex, 0, "Streaming state: none (flowpg is not in shared_preload_libraries)");
 		return;
 	}
-	if (!queue_get_stats(ex->entry->flow_id, &st))
+	if (!registry_get_stats(ex->entry->flow_id, &st))
 	{
 		add_line(ex, 0, "Streaming state: not loaded");
 		return;

@@ -44,7 +44,7 @@
 #include "dirty_log.h"
 #include "catalog.h"
 #include "flow_locks.h"
-#include "queue.h"
+#include "registry.h"
 #include "restore.h"
 #include "ddl_events.h"
 #include "stats.h"
@@ -550,7 +550,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 		if (strcmp(entry->mode, "streaming") == 0 && (existing || !sink_created))
 		{
 			dirty_log_append(entry->flow_id, true, 0, 0, 0);
-			queue_request_reset(entry->flow_id);
+			registry_request_reset(entry->flow_id);
 		}
 	}
 	else if (existing)
@@ -894,7 +894,7 @@ flow_flush(const char *flow_name)
 		if (flowpg_enabled && !entry->written_here && !backfilling &&
 			!stream_capture_changed(entry->flow_id) &&
 			!flow_locks_held_by_me(entry))
-			outcome = queue_flush_and_wait(entry->flow_id, &rows);
+			outcome = registry_flush_and_wait(entry->flow_id, &rows);
 		/* (the worker's answer sets the flow's last flush, in shared memory) */
 		if (outcome == FLUSH_DONE)
 			return rows;
@@ -935,7 +935,7 @@ flow_flush(const char *flow_name)
 		result = batch_recompute_all(entry);
 		if (backfilling)
 			backfill_forget(entry->flow_id);
-		queue_request_reset(entry->flow_id);
+		registry_request_reset(entry->flow_id);
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
 		return (int64) result.rows_out;
 	}
@@ -988,6 +988,6 @@ flowpg_refresh_flow(PG_FUNCTION_ARGS)
 	 * flow it waits for).
 	 */
 	if (strcmp(entry->mode, "streaming") == 0)
-		queue_request_reset(entry->flow_id);
+		registry_request_reset(entry->flow_id);
 	PG_RETURN_INT64((int64) rows);
 }

@@ -28,7 +28,7 @@
 #include "flow_locks.h"
 #include "pause.h"
 #include "pool.h"
-#include "queue.h"
+#include "registry.h"
 #include "stats.h"
 
 PG_FUNCTION_INFO_V1(flowpg_pause_flow);
@@ -50,7 +50,7 @@ set_paused(const char *flow_name, bool paused)
 	flow_lock(entry->flow_id);
 	catalog_set_paused(entry->flow_id, paused);
 	if (strcmp(entry->mode, "streaming") == 0)
-		queue_set_paused(entry->flow_id, paused);
+		registry_set_paused(entry->flow_id, paused);
 	if (!paused)
 	{
 		/* catch up now, not at the schedule's next look */

@@ -297,7 +297,7 @@ apply_pending(StreamFlow *flow)
 		dirty_log_append(flow->flow_id, false, flow->fallback_lo, flow->fallback_hi, 0);
 	if (flow->fallback_whole || flow->fallback_lo <= flow->fallback_hi)
 	{
-		queue_count_fallback(flow->flow_id, 1);
+		registry_count_fallback(flow->flow_id, 1);
 		sh->fallback_logged = true;
 	}
 }

@@ -46,6 +46,7 @@
 #include "guc.h"
 #include "operator.h"
 #include "queue.h"
+#include "registry.h"
 #include "settings.h"
 #include "batch_codec.h"
 #include "stream_capture.h"
@@ -325,7 +326,7 @@ level_partial(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
 	MemoryContextSwitchTo(old);
 
 	/* the worker is behind: this transaction's rows go to the recompute */
-	if (queue_worker_behind(flow_id))
+	if (registry_worker_behind(flow_id))
 		start_overflow(partial);
 	return partial;
 }
@@ -811,7 +812,7 @@ fall_back_to_dirty_log(FlowPartial *partial)
 		dirty_log_append(partial->flow_id, true, 0, 0, 0);
 	else if (lo <= hi)
 		dirty_log_append(partial->flow_id, false, lo, hi, partial->nrows_in);
-	queue_count_fallback(partial->flow_id, 1);
+	registry_count_fallback(partial->flow_id, 1);
 }
 
 typedef struct SerializeCall
@@ -911,7 +912,7 @@ ship_partials(bool prepare)
 		 * combine or serial functions at all.
 		 */
 		if (partial->overflow || prepare || !TransactionIdIsValid(xid) || !flowpg_enabled ||
-			!queue_available() || pool_database_outdated(MyDatabaseId))
+			!registry_available() || pool_database_outdated(MyDatabaseId))
 		{
 			if (!partial->overflow)
 				start_overflow(partial);

@@ -21,6 +21,7 @@
 #include "group_store.h"
 #include "operator.h"
 #include "queue.h"
+#include "registry.h"
 #include "sink.h"
 
 /*

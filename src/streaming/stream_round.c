@@ -123,7 +123,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * refresh_flow or an inline flush rewrote the sink: reload.  Asked for
 	 * while that holds the flow's lock, so seen here once it committed.
 	 */
-	if (queue_take_reset(flow->flow_id) && sh->loaded)
+	if (registry_take_reset(flow->flow_id) && sh->loaded)
 		stream_state_reset(flow);
 	/* state given up for memory (all, or older windows): whole again once half of it is free */
 	else if ((sh->degraded || sh->has_watermark) && shmem_state_has_room(MyDatabaseId) &&
@@ -153,7 +153,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	}
 
 	expire_windows(flow);
-	if (queue_take_evict(flow->flow_id))
+	if (registry_take_evict(flow->flow_id))
 		sh->evict_requested = true;
 	if (sh->evict_requested && sh->loaded)
 	{
@@ -193,10 +193,10 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * at every round: the windows stay dirty until then.
 	 */
 	if (flush_request == 0 && !sh->fallback_logged && now < sh->next_dirty_check &&
-		queue_worker_behind(flow->flow_id))
+		registry_worker_behind(flow->flow_id))
 		dirty = false;
 	else
-		dirty = queue_take_dirty(flow->flow_id) || flush_request != 0 ||
+		dirty = registry_take_dirty(flow->flow_id) || flush_request != 0 ||
 			now >= sh->next_dirty_check || sh->fallback_logged;
 	sh->fallback_logged = false;
 	if (dirty)
@@ -219,7 +219,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 			sh->unrecorded.rows_in += result.rows_in;	/* rows that came by the dirty log */
 		} while (result.more_pending && (flush_request != 0 || repairing));
 		if (result.more_pending)
-			queue_note_dirty(flow->flow_id);
+			registry_note_dirty(flow->flow_id);
 		sh->next_dirty_check = now + (int64) flowpg_min_refresh_interval_ms * 1000;
 	}
 	t_dirty = GetCurrentTimestamp();
@@ -342,7 +342,7 @@ publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed)
 			StreamStats none = {0};
 
 			none.freshness_us = -1;
-			queue_publish(flow->flow_id, &none, flush_done, failed);
+			registry_publish(flow->flow_id, &none, flush_done, failed);
 		}
 		return;
 	}
@@ -370,7 +370,7 @@ publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed)
 	sh->stats.degraded = sh->degraded || sh->has_watermark;
 	sh->stats.degrades = sh->degrades_total;
 	sh->stats.evictions = sh->evictions;
-	queue_publish(flow->flow_id, &sh->stats, flush_done, failed);
+	registry_publish(flow->flow_id, &sh->stats, flush_done, failed);
 }
 
 static void
@@ -674,7 +674,7 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 			return ROUND_WORK;
 		*wake_ms = Min(*wake_ms, 1000);
 	}
-	want = queue_round_wanted(flow->flow_id);
+	want = registry_round_wanted(flow->flow_id);
 	if (want == QUEUE_WANT_NOW)
 		return ROUND_WORK;
 
@@ -708,7 +708,7 @@ stream_run(bool *worked)
 	foreach(lc, stream_state_handles())
 	{
 		StreamFlow *flow = lfirst(lc);
-		int64		flush_request = queue_flush_requested(flow->flow_id);
+		int64		flush_request = registry_flush_requested(flow->flow_id);
 
 		RoundDue	due;
 
@@ -741,12 +741,12 @@ stream_run(bool *worked)
 			pool_release();
 		}
 		PG_END_TRY();
-		if (queue_round_wanted(flow->flow_id) == QUEUE_WANT_NOW)
+		if (registry_round_wanted(flow->flow_id) == QUEUE_WANT_NOW)
 			wait_ms = Min(wait_ms, 10);
 		else
 			wait_ms = Min(wait_ms, flowpg_flush_interval_ms);
 	}
 	if (shmem_state_exceeded())
-		queue_request_evict_largest();
+		registry_request_evict_largest();
 	return wait_ms;
 }

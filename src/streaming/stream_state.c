@@ -10,7 +10,7 @@
  * these functions or through the fields a claimed flow's round owns
  * (stream_flow.h).  Only the worker that has claimed the flow (pool.c)
  * touches its shared part, so no lock guards it; the registry slot that
- * points at it (queue.c) is the registry's.
+ * points at it is registry.c's.
  *
  * The handles follow the catalog (stream_state_sync): new streaming flows
  * get one, changed ones a new graph, dropped ones are forgotten with their
@@ -22,6 +22,7 @@
 
 #include "access/xact.h"
 #include "commands/extension.h"
+#include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -86,7 +87,7 @@ FlowShared *
 stream_state_shared(int64 flow_id, bool create)
 {
 	dsa_area   *area = shmem_state_area();
-	dsa_pointer dp = queue_get_flow_state(flow_id);
+	dsa_pointer dp = registry_get_flow_state(flow_id);
 	FlowShared *sh;
 
 	if (DsaPointerIsValid(dp))
@@ -104,7 +105,7 @@ stream_state_shared(int64 flow_id, bool create)
 	sh->store = InvalidDsaPointer;
 	sh->stats.freshness_us = -1;
 	sh->stats.status = STREAM_STATUS_RECOVERING;
-	if (!queue_set_flow_state(flow_id, dp))
+	if (!registry_set_flow_state(flow_id, dp))
 	{
 		dsa_free(area, dp);
 		return NULL;
@@ -250,7 +251,7 @@ sync_flows(void)
 		CommitTransactionCommand();
 		return;
 	}
-	slots = queue_flows();		/* before the catalog: see below */
+	slots = registry_flows(MyDatabaseId);		/* before the catalog: see below */
 	entries = OidIsValid(get_extension_oid("flowpg", true)) && catalog_exists() ?
 		catalog_get_all() : NIL;
 	foreach(lc, entries)
@@ -269,7 +270,7 @@ sync_flows(void)
 		}
 		if (flow == NULL)
 			flow = new_handle(entry);
-		queue_set_paused(flow->flow_id, entry->paused);	/* after a restart too */
+		registry_set_paused(flow->flow_id, entry->paused);	/* after a restart too */
 		flow->paused = entry->paused;
 		seen = lappend(seen, flow);
 	}

@@ -8,10 +8,12 @@
  *
  * - the worker pool (worker.c): per database, its workers and the flow
  *   each has claimed.  One spinlock, held for a few assignments only.
- * - the flow registry and input queues (queue.c): a slot per streaming
- *   flow, each with its own spinlock; the registry LWLock guards taking and
- *   freeing slots.  Batches are in the queue DSA area, created in place,
- *   fixed in size (flowpg.queue_memory).
+ * - the flow registry (registry.c): a slot per streaming flow, each with
+ *   its own spinlock; the registry LWLock guards taking and freeing slots
+ *   (a lookup takes it shared).
+ * - the input queues (queue.c): batches in the queue DSA area, created in
+ *   place, fixed in size (flowpg.queue_memory); each chain's head is in its
+ *   flow's registry slot.
  * - the state area (here): a DSA area created by the first process that
  *   needs it and pinned, so it outlives every worker; it holds each
  *   streaming flow's groups (group_store.c) and round bookkeeping
@@ -43,6 +45,7 @@
 
 #include "guc.h"
 #include "queue.h"
+#include "registry.h"
 #include "shmem.h"
 #include "pool.h"
 #include "progress.h"
@@ -82,6 +85,7 @@ flowpg_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(StateShared)));
 	pool_shmem_request();
+	registry_shmem_request();
 	queue_shmem_request();
 	progress_shmem_request();
 }
@@ -109,6 +113,7 @@ flowpg_shmem_startup(void)
 		}
 	}
 	pool_shmem_startup();
+	registry_shmem_startup();
 	queue_shmem_startup();
 	progress_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);

@@ -65,7 +65,7 @@
 #include "planner.h"
 #include "guc.h"
 #include "stats.h"
-#include "queue.h"
+#include "registry.h"
 #include "restore.h"
 #include "stream_state.h"
 #include "subxact.h"
@@ -857,7 +857,7 @@ flowpg_worker_main(Datum main_arg)
 		 */
 		now = GetCurrentTimestamp();
 		if (now >= next_stream ||
-			(now >= last_stream + STREAM_FLUSH_GAP_MS * 1000 && stream_flush_requested()))
+			(now >= last_stream + STREAM_FLUSH_GAP_MS * 1000 && registry_any_flush_requested()))
 		{
 			long		stream_wait = stream_run(&worked);
 

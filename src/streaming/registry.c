@@ -1,0 +1,579 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry.c
+ *	  The registry of streaming flows in shared memory (see registry.h):
+ *	  taking and freeing a flow's slot, its flags, its published counters,
+ *	  its state pointer and the flush handshake.
+ *
+ * The registry has four times flowpg.max_flows slots (that setting counts
+ * per database), one per streaming flow that has been written to (or
+ * flushed); when none is free, writers fall back to the dirty log.
+ *
+ * Locking: the registry LWLock guards taking and freeing slots.  A lookup
+ * takes it shared, so committing writers of different flows (or of one)
+ * do not serialize on it; only a writer whose flow has no slot yet takes
+ * it exclusively, and looks again before taking one.  A slot's spinlock
+ * guards its fields, held for a few assignments; registry_request_evict_
+ * largest and registry_any_flush_requested scan the slots taking each
+ * slot's spinlock in turn, never two at once.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/condition_variable.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "guc.h"
+#include "pool.h"
+#include "registry.h"
+
+typedef struct RegistryShared
+{
+	LWLock		lock;			/* taking and freeing slots */
+	int			tranche;
+	ConditionVariable flushed;	/* a flush request completed, or a slot was freed */
+	int			nslots;
+	FlowSlot	slots[FLEXIBLE_ARRAY_MEMBER];
+} RegistryShared;
+
+static RegistryShared *registry = NULL;
+
+/* flowpg.max_flows counts per database: room for several databases' flows */
+#define REGISTRY_SLOTS (flowpg_max_flows * 4)
+
+static Size
+registry_size(void)
+{
+	return add_size(offsetof(RegistryShared, slots),
+					mul_size(sizeof(FlowSlot), REGISTRY_SLOTS));
+}
+
+void
+registry_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(registry_size()));
+}
+
+/* Called in the postmaster with AddinShmemInitLock held. */
+void
+registry_shmem_startup(void)
+{
+	bool		found;
+
+	registry = ShmemInitStruct("flowpg registry", registry_size(), &found);
+	if (!found)
+	{
+		memset(registry, 0, registry_size());
+		registry->tranche = LWLockNewTrancheId();
+		LWLockInitialize(&registry->lock, registry->tranche);
+		ConditionVariableInit(&registry->flushed);
+		registry->nslots = REGISTRY_SLOTS;
+		for (int i = 0; i < registry->nslots; i++)
+			SpinLockInit(&registry->slots[i].mutex);
+	}
+}
+
+bool
+registry_available(void)
+{
+	return registry != NULL;
+}
+
+static FlowSlot *
+lookup(int64 flow_id)
+{
+	for (int i = 0; i < registry->nslots; i++)
+	{
+		FlowSlot   *slot = &registry->slots[i];
+
+		if (slot->in_use && slot->flow_id == flow_id && slot->dboid == MyDatabaseId)
+			return slot;
+	}
+	return NULL;
+}
+
+static void
+take_slot(FlowSlot *slot, int64 flow_id)
+{
+	SpinLockAcquire(&slot->mutex);
+	slot->in_use = true;
+	slot->dboid = MyDatabaseId;
+	slot->flow_id = flow_id;
+	slot->queue.head = slot->queue.tail = InvalidDsaPointer;
+	slot->queue.last_seq = 0;
+	slot->queue.oldest_queued_at = 0;
+	slot->queue.last_take = GetCurrentTimestamp();
+	slot->queue.behind_until = 0;
+	slot->flush_requests = slot->flushes_done = slot->flushes_failed = 0;
+	slot->flush_waiters = 0;
+	slot->dirty = false;
+	slot->reset = false;
+	slot->evict = false;
+	slot->paused = false;
+	slot->flow_state = InvalidDsaPointer;
+	memset(&slot->stats, 0, sizeof(StreamStats));
+	slot->stats.freshness_us = -1;
+	SpinLockRelease(&slot->mutex);
+}
+
+FlowSlot *
+registry_find(int64 flow_id, bool create)
+{
+	static bool tranche_registered = false;
+	FlowSlot   *found;
+
+	if (registry == NULL)
+		elog(ERROR, "flowpg's shared memory is not initialized");
+	if (!tranche_registered)
+	{
+		LWLockRegisterTranche(registry->tranche, "flowpg_registry");
+		tranche_registered = true;
+	}
+	LWLockAcquire(&registry->lock, LW_SHARED);
+	found = lookup(flow_id);
+	LWLockRelease(&registry->lock);
+	if (found != NULL || !create)
+		return found;
+
+	/* another writer of the flow may have taken one meanwhile: look again */
+	LWLockAcquire(&registry->lock, LW_EXCLUSIVE);
+	found = lookup(flow_id);
+	for (int i = 0; found == NULL && i < registry->nslots; i++)
+		if (!registry->slots[i].in_use)
+		{
+			found = &registry->slots[i];
+			take_slot(found, flow_id);
+		}
+	LWLockRelease(&registry->lock);
+	return found;
+}
+
+/* The caller holds the slot's spinlock. */
+bool
+registry_slot_is(FlowSlot *slot, Oid dboid, int64 flow_id)
+{
+	return slot->in_use && slot->flow_id == flow_id && slot->dboid == dboid;
+}
+
+dsa_pointer
+registry_release(Oid dboid, int64 flow_id, dsa_pointer *queue_head)
+{
+	dsa_pointer state = InvalidDsaPointer;
+
+	*queue_head = InvalidDsaPointer;
+	LWLockAcquire(&registry->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < registry->nslots; i++)
+	{
+		FlowSlot   *slot = &registry->slots[i];
+
+		SpinLockAcquire(&slot->mutex);
+		if (registry_slot_is(slot, dboid, flow_id))
+		{
+			*queue_head = slot->queue.head;
+			state = slot->flow_state;
+			slot->in_use = false;
+			slot->flow_id = 0;
+			slot->queue.head = slot->queue.tail = InvalidDsaPointer;
+			slot->flow_state = InvalidDsaPointer;
+			SpinLockRelease(&slot->mutex);
+			break;
+		}
+		SpinLockRelease(&slot->mutex);
+	}
+	LWLockRelease(&registry->lock);
+	/* a flush_flow waiting for the flow: it was dropped */
+	ConditionVariableBroadcast(&registry->flushed);
+	return state;
+}
+
+List *
+registry_flows(Oid dboid)
+{
+	List	   *flows = NIL;
+
+	if (registry == NULL)
+		return NIL;
+	LWLockAcquire(&registry->lock, LW_SHARED);
+	for (int i = 0; i < registry->nslots; i++)
+	{
+		FlowSlot   *slot = &registry->slots[i];
+
+		if (slot->in_use && slot->dboid == dboid)
+		{
+			int64	   *id = palloc(sizeof(int64));
+
+			*id = slot->flow_id;
+			flows = lappend(flows, id);
+		}
+	}
+	LWLockRelease(&registry->lock);
+	return flows;
+}
+
+static FlushOutcome wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target,
+									TimestampTz started, int64 *rows_written);
+
+QueueWant
+registry_round_wanted(int64 flow_id)
+{
+	FlowSlot   *slot = registry_find(flow_id, false);
+	QueueWant	want = QUEUE_WANT_NONE;
+
+	if (slot == NULL)
+		return QUEUE_WANT_NONE;
+	SpinLockAcquire(&slot->mutex);
+	/* behind, the recompute of fallbacks waits for its interval (stream_round.c) */
+	if ((slot->dirty && slot->queue.behind_until <= GetCurrentTimestamp()) || slot->reset || slot->evict ||
+		(slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done) ||
+		slot->stats.queued_bytes >= QUEUE_HURRY_BYTES)
+		want = QUEUE_WANT_NOW;
+	else if (DsaPointerIsValid(slot->queue.head) || slot->dirty)
+		want = QUEUE_WANT_BATCHES;
+	SpinLockRelease(&slot->mutex);
+	return want;
+}
+
+dsa_pointer
+registry_get_flow_state(int64 flow_id)
+{
+	FlowSlot   *slot = registry_find(flow_id, false);
+	dsa_pointer dp;
+
+	if (slot == NULL)
+		return InvalidDsaPointer;
+	SpinLockAcquire(&slot->mutex);
+	dp = slot->flow_state;
+	SpinLockRelease(&slot->mutex);
+	return dp;
+}
+
+bool
+registry_set_flow_state(int64 flow_id, dsa_pointer dp)
+{
+	FlowSlot   *slot = registry_find(flow_id, true);
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	slot->flow_state = dp;
+	SpinLockRelease(&slot->mutex);
+	return true;
+}
+
+void
+registry_request_evict_largest(void)
+{
+	FlowSlot   *largest = NULL;
+
+	for (int i = 0; i < registry->nslots; i++)
+	{
+		FlowSlot   *slot = &registry->slots[i];
+
+		/* a paused flow runs no round that could give windows up */
+		if (slot->in_use && !slot->paused && slot->stats.state_bytes > 0 &&
+			(largest == NULL || slot->stats.state_bytes > largest->stats.state_bytes))
+			largest = slot;
+	}
+	if (largest == NULL)
+		return;
+	SpinLockAcquire(&largest->mutex);
+	largest->evict = largest->in_use;
+	SpinLockRelease(&largest->mutex);
+}
+
+bool
+registry_take_evict(int64 flow_id)
+{
+	FlowSlot   *slot = registry_find(flow_id, false);
+	bool		evict;
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	evict = slot->evict;
+	slot->evict = false;
+	SpinLockRelease(&slot->mutex);
+	return evict;
+}
+
+void
+registry_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool failed)
+{
+	FlowSlot   *slot = registry_find(flow_id, true);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->stats.state_groups = stats->state_groups;
+	slot->stats.state_bytes = stats->state_bytes;
+	slot->stats.batches_applied = stats->batches_applied;
+	slot->stats.batches_dropped = stats->batches_dropped;
+	slot->stats.freshness_us = stats->freshness_us;
+	slot->stats.last_flush_at = stats->last_flush_at;
+	slot->stats.status = stats->status;
+	slot->stats.round_rows = stats->round_rows;
+	slot->stats.refills = stats->refills;
+	slot->stats.repairs = stats->repairs;
+	slot->stats.unrecorded_runs = stats->unrecorded_runs;
+	slot->stats.unrecorded_rows_in = stats->unrecorded_rows_in;
+	slot->stats.unrecorded_rows_out = stats->unrecorded_rows_out;
+	slot->stats.last_round_at = stats->last_round_at;
+	slot->stats.last_round_us = stats->last_round_us;
+	slot->stats.retry_at = stats->retry_at;
+	slot->stats.degraded = stats->degraded;
+	slot->stats.degrades = stats->degrades;
+	slot->stats.evictions = stats->evictions;
+	if (stats->last_worker)
+		slot->stats.last_worker = stats->last_worker;
+	if (flushes_done > slot->flushes_done)
+		slot->flushes_done = flushes_done;
+	if (failed && flushes_done > slot->flushes_failed)
+		slot->flushes_failed = flushes_done;
+	SpinLockRelease(&slot->mutex);
+	if (flushes_done > 0)
+		ConditionVariableBroadcast(&registry->flushed);
+}
+
+void
+registry_count_fallback(int64 flow_id, int64 n)
+{
+	FlowSlot   *slot = registry_find(flow_id, true);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->stats.fallbacks += n;
+	SpinLockRelease(&slot->mutex);
+}
+
+bool
+registry_get_stats(int64 flow_id, StreamStats *stats)
+{
+	FlowSlot   *slot;
+
+	if (registry == NULL)
+		return false;			/* not preloaded */
+	slot = registry_find(flow_id, false);
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	*stats = slot->stats;
+	stats->oldest_queued_at = slot->queue.oldest_queued_at;
+	SpinLockRelease(&slot->mutex);
+	return true;
+}
+
+FlushOutcome
+registry_flush_and_wait(int64 flow_id, int64 *rows_written)
+{
+	FlowSlot   *slot = registry_find(flow_id, true);
+	int64		target;
+	volatile FlushOutcome outcome = FLUSH_NO_WORKER;
+	TimestampTz started = GetCurrentTimestamp();
+
+	*rows_written = 0;
+	if (slot == NULL || !pool_running(MyDatabaseId))
+		return FLUSH_NO_WORKER;
+	SpinLockAcquire(&slot->mutex);
+	target = ++slot->flush_requests;
+	slot->flush_waiters++;
+	SpinLockRelease(&slot->mutex);
+	pool_wake(MyDatabaseId);
+
+	/* a request nobody waits for any more (given up, canceled) is no request */
+	PG_TRY();
+	{
+		outcome = wait_for_flush(slot, flow_id, target, started, rows_written);
+	}
+	PG_FINALLY();
+	{
+		SpinLockAcquire(&slot->mutex);
+		if (registry_slot_is(slot, MyDatabaseId, flow_id) && slot->flush_waiters > 0)
+			slot->flush_waiters--;
+		SpinLockRelease(&slot->mutex);
+	}
+	PG_END_TRY();
+	return outcome;
+}
+
+static FlushOutcome
+wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target, TimestampTz started,
+			   int64 *rows_written)
+{
+	FlushOutcome outcome = FLUSH_NO_WORKER;
+	MemoryContext polling = AllocSetContextCreate(CurrentMemoryContext, "flowpg flush wait",
+												  ALLOCSET_SMALL_SIZES);
+
+	ConditionVariablePrepareToSleep(&registry->flushed);
+	for (int round = 1;; round++)
+	{
+		SpinLockAcquire(&slot->mutex);
+		if (!registry_slot_is(slot, MyDatabaseId, flow_id))
+			outcome = FLUSH_DONE;	/* the flow was dropped meanwhile */
+		else if (slot->flushes_failed >= target)
+			outcome = FLUSH_FAILED;
+		else if (slot->flushes_done >= target)
+		{
+			outcome = FLUSH_DONE;
+			*rows_written = slot->stats.round_rows;
+		}
+		else if (slot->paused)
+			outcome = FLUSH_PAUSED;	/* the worker will not run it */
+		SpinLockRelease(&slot->mutex);
+		if (outcome != FLUSH_NO_WORKER || !pool_running(MyDatabaseId))
+			break;
+		/* now and then: is the worker waiting for a lock we hold? */
+		if (round % 5 == 0)
+		{
+			MemoryContext old = MemoryContextSwitchTo(polling);
+			bool		blocked = pool_blocked_by_me(MyDatabaseId);
+
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(polling);
+			if (blocked)
+			{
+				outcome = FLUSH_WORKER_BLOCKED;
+				break;
+			}
+		}
+		if (flowpg_query_timeout_ms > 0 &&
+			TimestampDifferenceExceeds(started, GetCurrentTimestamp(), flowpg_query_timeout_ms))
+		{
+			outcome = FLUSH_TIMED_OUT;
+			break;
+		}
+		(void) ConditionVariableTimedSleep(&registry->flushed, 100, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	MemoryContextDelete(polling);
+	return outcome;
+}
+
+int64
+registry_flush_requested(int64 flow_id)
+{
+	FlowSlot   *slot = registry_find(flow_id, false);
+	int64		requested = 0;
+
+	if (slot == NULL)
+		return 0;
+	SpinLockAcquire(&slot->mutex);
+	if (slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done)
+		requested = slot->flush_requests;
+	SpinLockRelease(&slot->mutex);
+	return requested;
+}
+
+void
+registry_note_dirty(int64 flow_id)
+{
+	FlowSlot   *slot;
+
+	/* flows without a slot (batching ones) are found by their schedule */
+	if (registry == NULL)
+		return;
+	slot = registry_find(flow_id, false);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->dirty = true;
+	SpinLockRelease(&slot->mutex);
+}
+
+bool
+registry_worker_behind(int64 flow_id)
+{
+	FlowSlot   *slot;
+	bool		behind;
+
+	if (registry == NULL)
+		return false;
+	slot = registry_find(flow_id, false);
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	behind = slot->queue.behind_until > GetCurrentTimestamp();
+	SpinLockRelease(&slot->mutex);
+	return behind;
+}
+
+bool
+registry_take_dirty(int64 flow_id)
+{
+	FlowSlot   *slot = registry_find(flow_id, false);
+	bool		dirty = false;
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	dirty = slot->dirty;
+	slot->dirty = false;
+	SpinLockRelease(&slot->mutex);
+	return dirty;
+}
+
+bool
+registry_any_flush_requested(void)
+{
+	bool		requested = false;
+
+	if (registry == NULL)
+		return false;
+	for (int i = 0; i < registry->nslots && !requested; i++)
+	{
+		FlowSlot   *slot = &registry->slots[i];
+
+		SpinLockAcquire(&slot->mutex);
+		requested = slot->in_use && slot->dboid == MyDatabaseId &&
+			slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done;
+		SpinLockRelease(&slot->mutex);
+	}
+	return requested;
+}
+
+void
+registry_request_reset(int64 flow_id)
+{
+	FlowSlot   *slot = registry_find(flow_id, true);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->reset = true;
+	SpinLockRelease(&slot->mutex);
+}
+
+void
+registry_set_paused(int64 flow_id, bool paused)
+{
+	FlowSlot   *slot = registry_find(flow_id, paused);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	slot->paused = paused;
+	SpinLockRelease(&slot->mutex);
+}
+
+bool
+registry_take_reset(int64 flow_id)
+{
+	FlowSlot   *slot = registry_find(flow_id, false);
+	bool		reset = false;
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	reset = slot->reset;
+	slot->reset = false;
+	SpinLockRelease(&slot->mutex);
+	return reset;
+}
+
