@@ -27,6 +27,7 @@
 #include "flowpg.h"
 #include "guc.h"
 #include "pool.h"
+#include "preload.h"
 #include "progress.h"
 #include "shmem.h"
 #include "dirty_log.h"
@@ -35,7 +36,6 @@
 
 PG_MODULE_MAGIC;
 
-static bool loaded_at_startup = false;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 void		_PG_init(void);
@@ -77,7 +77,7 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 	/* what flows' owners may see of their sources changed: recompute them */
 	visibility_after_utility(stmt);
 	/* its files are gone: so are its flows' queues and state */
-	if (OidIsValid(dropped_db) && loaded_at_startup)
+	if (OidIsValid(dropped_db) && preload_loaded())
 	{
 		stream_forget_database(dropped_db);
 		pool_forget_database(dropped_db);
@@ -90,11 +90,11 @@ _PG_init(void)
 	/*
 	 * Loaded by CREATE EXTENSION or a function call in a server that did not
 	 * preload flowpg: the SQL objects work, flows are refused (see
-	 * flowpg_require_preload), and no server-level settings may be defined.
+	 * preload_require), and no server-level settings may be defined.
 	 */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-	loaded_at_startup = true;
+	preload_mark_loaded();
 
 	guc_define();
 	MarkGUCPrefixReserved("flowpg");
@@ -107,15 +107,4 @@ _PG_init(void)
 	progress_register_callbacks();
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = flowpg_process_utility;
-}
-
-void
-flowpg_require_preload(void)
-{
-	if (!loaded_at_startup)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("flowpg is not loaded through shared_preload_libraries"),
-				 errdetail("Flows need flowpg's shared memory and background workers, which exist only when the library is preloaded."),
-				 errhint("Add flowpg to shared_preload_libraries in postgresql.conf and restart the server.")));
 }

@@ -57,7 +57,6 @@
 #include "dirty_log.h"
 #include "eval_tick.h"
 #include "flow_locks.h"
-#include "pause.h"
 #include "planner.h"
 #include "progress.h"
 #include "settings.h"
@@ -474,7 +473,7 @@ lock_current_entry(int64 flow_id)
 	entry = catalog_get_by_id(flow_id);
 	/* paused while the caller waited for the lock (the worker checks first) */
 	if (entry)
-		pause_refuse_if_paused(entry, "the refresh");
+		catalog_refuse_if_paused(entry, "the refresh");
 	return entry;
 }
 

@@ -534,6 +534,24 @@ catalog_delete(int64 flow_id)
 	catalog_changed();
 }
 
+int
+catalog_errhint_resume(const char *flow_name)
+{
+	return errhint("Run flowpg.resume_flow(%s) first; it catches up with every change made meanwhile.",
+				   quote_literal_cstr(quote_identifier(flow_name)));
+}
+
+void
+catalog_refuse_if_paused(FlowEntry *entry, const char *action)
+{
+	if (entry->paused)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("flow \"%s\" is paused", entry->flow_name),
+				 errdetail("A paused flow's sink is not written: %s would write it.", action),
+				 catalog_errhint_resume(entry->flow_name)));
+}
+
 void
 catalog_check_may_drop(Oid owner, const char *flow_name)
 {

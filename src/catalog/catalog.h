@@ -96,6 +96,14 @@ extern void catalog_delete(int64 flow_id);
 /* Errors out unless the current user owns the flow or is a superuser. */
 extern void catalog_check_owner(FlowEntry *entry);
 
+/*
+ * Errors out when the flow is paused (pause_flow): action (flush_flow, say)
+ * would write its sink.  The hint names resume_flow with the flow's name as
+ * it must be written.
+ */
+extern void catalog_refuse_if_paused(FlowEntry *entry, const char *action);
+extern int	catalog_errhint_resume(const char *flow_name);
+
 /* The same for dropping it (a flow or a pending one): the database's owner may too. */
 extern void catalog_check_may_drop(Oid owner, const char *flow_name);
 

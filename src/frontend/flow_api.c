@@ -51,9 +51,8 @@
 #include "pool.h"
 #include "eval_tick.h"
 #include "flow_api.h"
-#include "pause.h"
-#include "pending_flow.h"
-#include "flowpg.h"
+#include "pending.h"
+#include "preload.h"
 #include "guc.h"
 #include "planner.h"
 #include "settings.h"
@@ -348,7 +347,7 @@ flow_check_limits(void)
 	LockDatabaseObject(AuthIdRelationId, owner, 0, ExclusiveLock);
 	CommandCounterIncrement();	/* and a new snapshot: what committed meanwhile */
 	flows = catalog_get_all();
-	pending = pending_flow_get_all();
+	pending = pending_get_all();
 	if (list_length(flows) + list_length(pending) >= flowpg_max_flows)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -407,7 +406,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	char	   *positional = NULL;
 	ListCell   *lc;
 
-	flowpg_require_preload();
+	preload_require();
 	catalog_require_current_version();
 	if (or_replace && if_not_exists)
 		ereport(ERROR,
@@ -420,7 +419,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 
 	flow_lock_name(flow_name);
 	existing = catalog_get_by_name(flow_name);
-	if (existing == NULL && pending_flow_exists(flow_name))
+	if (existing == NULL && pending_exists(flow_name))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("flow \"%s\" already exists, pending: it waits for its source tables", flow_name),
@@ -774,7 +773,7 @@ flowpg_deparse_query(PG_FUNCTION_ARGS)
 static FlowEntry *
 wait_for_pending_start(const char *flow_name)
 {
-	PendingFlow *pending = pending_flow_get(flow_name);
+	PendingFlow *pending = pending_get(flow_name);
 	TimestampTz deadline = GetCurrentTimestamp() + (int64) flowpg_query_timeout_ms * 1000;
 	FlowEntry  *entry;
 	uint64		pass;
@@ -786,7 +785,7 @@ wait_for_pending_start(const char *flow_name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of flow \"%s\"", flow_name)));
-	flowpg_require_preload();	/* no worker could start it */
+	preload_require();	/* no worker could start it */
 	pass = pool_check_pending_now();
 	while (!pool_pending_pass_done(pass))
 	{
@@ -804,7 +803,7 @@ wait_for_pending_start(const char *flow_name)
 	entry = catalog_get_by_name(flow_name);
 	if (entry)
 		return entry;
-	pending = pending_flow_get(flow_name);
+	pending = pending_get(flow_name);
 	if (pending == NULL)
 		return NULL;			/* dropped meanwhile */
 	ereport(ERROR,
@@ -868,7 +867,7 @@ flow_flush(const char *flow_name)
 				 errmsg("flush_flow must run in a READ COMMITTED transaction"),
 				 errdetail("It must see every change committed before the call.")));
 	entry = owned_flow(flow_name);
-	pause_refuse_if_paused(entry, "flush_flow");
+	catalog_refuse_if_paused(entry, "flush_flow");
 	if (strcmp(entry->mode, "streaming") == 0)
 	{
 		int64		rows;
@@ -880,7 +879,7 @@ flow_flush(const char *flow_name)
 		entry = catalog_get_by_id(entry->flow_id);
 		if (entry == NULL)
 			flow_does_not_exist(flow_name);
-		pause_refuse_if_paused(entry, "flush_flow");
+		catalog_refuse_if_paused(entry, "flush_flow");
 
 		/*
 		 * The worker applies what is queued, recomputes what is dirty --
@@ -917,7 +916,7 @@ flow_flush(const char *flow_name)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("flow \"%s\" was paused while flush_flow waited for it", entry->flow_name),
 					 errdetail("A paused flow's sink is not written."),
-					 pause_errhint_resume(entry->flow_name)));
+					 catalog_errhint_resume(entry->flow_name)));
 		if (outcome == FLUSH_TIMED_OUT)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -966,7 +965,7 @@ flowpg_refresh_flow(PG_FUNCTION_ARGS)
 	FlowEntry  *entry = flow_owned_by_caller(flow_required_text_arg(fcinfo, 0, "flow_name"));
 	uint64		rows;
 
-	pause_refuse_if_paused(entry, "refresh_flow");
+	catalog_refuse_if_paused(entry, "refresh_flow");
 	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
 		PG_GETARG_TIMESTAMPTZ(1) >= PG_GETARG_TIMESTAMPTZ(2))
 		ereport(ERROR,

@@ -43,7 +43,7 @@
 #include "flow_api.h"
 #include "greptime.h"
 #include "greptime_parse.h"
-#include "pending_flow.h"
+#include "pending.h"
 #include "planner.h"
 #include "settings.h"
 
@@ -165,10 +165,10 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 
 	flow_lock_name(s->flow_name);
 	/* another session may have started it while we waited for the lock */
-	if (starting_pending && !pending_flow_exists(s->flow_name))
+	if (starting_pending && !pending_exists(s->flow_name))
 		return false;
 	existing = catalog_get_by_name(s->flow_name);
-	pending = starting_pending ? NULL : pending_flow_get(s->flow_name);
+	pending = starting_pending ? NULL : pending_get(s->flow_name);
 	missing = find_missing_sources(p, query, s->query_start);
 
 	if (missing)
@@ -224,7 +224,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 		flow.comment = s->comment;
 		flow.options = s->with_json;
 		flow.expire_after = s->expire_after;
-		pending_flow_add(&flow, missing);
+		pending_add(&flow, missing);
 		ereport(NOTICE,
 				(errmsg("flow \"%s\" is pending: it starts when %s exists", s->flow_name, missing)));
 		put_row(rsinfo, s->flow_name, "pending", true, 0);
@@ -248,11 +248,11 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 					 errdetail("It is pending: it waits for its source tables."),
 					 errhint("Use CREATE OR REPLACE FLOW to replace it.")));
 		check_pending_owner(pending);
-		pending_flow_remove(s->flow_name);
+		pending_remove(s->flow_name);
 	}
 
 	if (starting_pending)
-		pending_flow_remove(s->flow_name);	/* it is no longer pending */
+		pending_remove(s->flow_name);	/* it is no longer pending */
 
 	def.flow_name = s->flow_name;
 	def.sink_name = s->sink_name;
@@ -315,11 +315,11 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 			break;
 		case STMT_DROP:
 			flow_lock_name(s->flow_name);
-			pending = pending_flow_get(s->flow_name);
+			pending = pending_get(s->flow_name);
 			if (pending)
 			{
 				catalog_check_may_drop(pending->owner, s->flow_name);
-				pending_flow_remove(s->flow_name);
+				pending_remove(s->flow_name);
 				put_row(rsinfo, s->flow_name, "dropped", true, 0);
 			}
 			else if (flow_drop(s->flow_name, s->if_exists))
@@ -353,7 +353,7 @@ execute_statement(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo)
 			put_row(rsinfo, s->flow_name, "flushed", true, flow_flush(s->flow_name));
 			break;
 		case STMT_COMMENT:
-			if (pending_flow_exists(s->flow_name))
+			if (pending_exists(s->flow_name))
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("flow \"%s\" is pending: comment it once it exists, or give COMMENT in CREATE FLOW",

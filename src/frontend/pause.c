@@ -9,7 +9,7 @@
  * shared memory while it is paused.  Nothing writes its sink: the worker
  * neither schedules it (catalog_schedule) nor runs its rounds (stream_round.c
  * checks the catalog under the flow's lock), and flush_flow and
- * refresh_flow refuse.  Resuming is exact because nothing was lost: the
+ * refresh_flow refuse (catalog_refuse_if_paused).  Resuming is exact because nothing was lost: the
  * dirty log and any batches queued before the pause are what the next run
  * applies, as after a fallback.  The flag is a catalog column, so it
  * survives a restart and a dump and restore.
@@ -26,7 +26,6 @@
 #include "catalog.h"
 #include "flow_api.h"
 #include "flow_locks.h"
-#include "pause.h"
 #include "pool.h"
 #include "registry.h"
 #include "stats.h"
@@ -71,22 +70,4 @@ flowpg_resume_flow(PG_FUNCTION_ARGS)
 {
 	set_paused(flow_required_text_arg(fcinfo, 0, "flow_name"), false);
 	PG_RETURN_VOID();
-}
-
-int
-pause_errhint_resume(const char *flow_name)
-{
-	return errhint("Run flowpg.resume_flow(%s) first; it catches up with every change made meanwhile.",
-				   quote_literal_cstr(quote_identifier(flow_name)));
-}
-
-void
-pause_refuse_if_paused(FlowEntry *entry, const char *action)
-{
-	if (entry->paused)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("flow \"%s\" is paused", entry->flow_name),
-				 errdetail("A paused flow's sink is not written: %s would write it.", action),
-				 pause_errhint_resume(entry->flow_name)));
 }

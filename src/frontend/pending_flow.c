@@ -1,150 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * pending_flow.c
- *	  Owner of flowpg.pending_flow: flows created with
- *	  defer_on_missing_source over tables that do not exist yet.
- *
- * A pending flow is its CREATE FLOW statement, its owner and the settings
- * it was created under; a flowpg worker runs the statement again
- * (pending_flow_start, here, through greptime.c), as the owner under those
- * settings, after a table is created or a right granted (noted by the event
- * trigger flowpg_start_pending_flows, here), and removes the row once the
- * flow exists.  Only these functions touch the table, as
- * the extension owner, so users need no rights on it.
+ *	  Starting pending flows (flowpg.pending_flow, pending.c): a flowpg
+ *	  worker runs a pending flow's CREATE FLOW statement again
+ *	  (pending_flow_start, through greptime.c), as its owner under the
+ *	  settings it was created under, after a table is created or a right
+ *	  granted (noted by the event trigger flowpg_start_pending_flows, here),
+ *	  and removes the row once the flow exists.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
-#include "utils/builtins.h"
 #include "utils/syscache.h"
 
-#include "batch.h"
 #include "catalog.h"
-#include "flow_api.h"
 #include "flow_locks.h"
 #include "greptime.h"
-#include "privileged.h"
+#include "pending.h"
 #include "pending_flow.h"
 #include "pool.h"
+#include "privileged.h"
+#include "settings.h"
 #include "subxact.h"
-
-bool
-pending_flow_any(void)
-{
-	bool		any;
-
-	privileged_query("SELECT 1 FROM flowpg.pending_flow LIMIT 1", 0, NULL, NULL, NULL);
-	any = SPI_processed > 0;
-	privileged_query_end();
-	return any;
-}
-
-bool
-pending_flow_exists(const char *flow_name)
-{
-	return pending_flow_get(flow_name) != NULL;
-}
-
-static List *
-read_pending(const char *where, const char *flow_name)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {flow_name ? CStringGetTextDatum(flow_name) : (Datum) 0};
-	List	   *flows = NIL;
-
-	privileged_query(psprintf("SELECT flow_name, owner::oid, statement, settings, "
-									  "sink_table, comment, last_error "
-									  "FROM flowpg.pending_flow %s ORDER BY flow_name", where),
-							 flow_name ? 1 : 0, types, values, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext old = MemoryContextSwitchTo(caller);
-		PendingFlow *flow = palloc(sizeof(PendingFlow));
-		bool		isnull;
-
-		flow->flow_name = SPI_getvalue(tuple, desc, 1);
-		flow->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 2, &isnull));
-		flow->statement = SPI_getvalue(tuple, desc, 3);
-		flow->settings = DatumGetArrayTypePCopy(SPI_getbinval(tuple, desc, 4, &isnull));
-		flow->sink_name = SPI_getvalue(tuple, desc, 5);
-		flow->comment = SPI_getvalue(tuple, desc, 6);
-		flow->last_error = SPI_getvalue(tuple, desc, 7);
-		flows = lappend(flows, flow);
-		MemoryContextSwitchTo(old);
-	}
-	privileged_query_end();
-	return flows;
-}
-
-PendingFlow *
-pending_flow_get(const char *flow_name)
-{
-	List	   *flows = read_pending("WHERE flow_name = $1", flow_name);
-
-	return flows ? linitial(flows) : NULL;
-}
-
-List *
-pending_flow_get_all(void)
-{
-	return read_pending("", NULL);
-}
-
-void
-pending_flow_add(const PendingFlow *flow, const char *missing)
-{
-	Oid			types[9] = {TEXTOID, OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, TEXTOID,
-	TEXTOID, INTERVALOID};
-	Datum		values[9] = {CStringGetTextDatum(flow->flow_name),
-		ObjectIdGetDatum(flow->owner), CStringGetTextDatum(flow->statement),
-		PointerGetDatum(flow->settings), CStringGetTextDatum(missing),
-		CStringGetTextDatum(flow->sink_name),
-		flow->comment ? CStringGetTextDatum(flow->comment) : (Datum) 0,
-		flow->options ? CStringGetTextDatum(flow->options) : (Datum) 0,
-	flow->expire_after ? IntervalPGetDatum(flow->expire_after) : (Datum) 0};
-	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', flow->comment ? ' ' : 'n',
-	flow->options ? ' ' : 'n', flow->expire_after ? ' ' : 'n'};
-
-	privileged_execute("INSERT INTO flowpg.pending_flow "
-							   "(flow_name, owner, statement, settings, missing, sink_table, comment, "
-							   "options, expire_after) "
-							   "VALUES ($1, $2::regrole, $3, $4, $5, $6, $7, $8::jsonb, $9) "
-							   "ON CONFLICT (flow_name) DO UPDATE SET owner = excluded.owner, "
-							   "statement = excluded.statement, settings = excluded.settings, "
-							   "missing = excluded.missing, sink_table = excluded.sink_table, "
-							   "comment = excluded.comment, options = excluded.options, "
-							   "expire_after = excluded.expire_after, last_error = NULL, updated_at = now()",
-							   9, types, values, nulls);
-}
-
-void
-pending_flow_remove(const char *flow_name)
-{
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(flow_name)};
-
-	privileged_execute("DELETE FROM flowpg.pending_flow WHERE flow_name = $1",
-							   1, types, values, NULL);
-}
-
-/* Why the last attempt to start it failed, for the views. */
-void
-pending_flow_set_error(const char *flow_name, const char *message)
-{
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(flow_name), CStringGetTextDatum(message)};
-
-	privileged_execute("UPDATE flowpg.pending_flow SET last_error = $2, updated_at = now() "
-							   "WHERE flow_name = $1", 2, types, values, NULL);
-}
 
 typedef struct StartAttempt
 {
@@ -175,7 +55,7 @@ start_failed(PendingFlow *pending, int sqlerrcode, const char *message)
 	ereport(LOG,
 			(errcode(sqlerrcode),
 			 errmsg("pending flow \"%s\" could not start: %s", pending->flow_name, message)));
-	pending_flow_set_error(pending->flow_name, message);
+	pending_set_error(pending->flow_name, message);
 }
 
 /*
@@ -189,7 +69,7 @@ static bool in_pending_start = false;
 bool
 pending_flow_start(const char *flow_name, bool *retry)
 {
-	StartAttempt attempt = {pending_flow_get(flow_name), false};
+	StartAttempt attempt = {pending_get(flow_name), false};
 	ErrorData  *edata;
 
 	*retry = false;
@@ -249,7 +129,7 @@ flowpg_start_pending_flows(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "flowpg_start_pending_flows must be called as an event trigger");
 	/* a start's own sink: the worker's pass goes on while any flow started */
-	if (privileged_own_ddl || in_pending_start || !catalog_exists() || !pending_flow_any())
+	if (privileged_own_ddl || in_pending_start || !catalog_exists() || !pending_any())
 		PG_RETURN_VOID();
 	pool_check_pending_at_commit();
 	PG_RETURN_VOID();

@@ -4,9 +4,13 @@
  *	  The pool of flowpg workers of each database, in shared memory: who
  *	  runs, which flow each runs (claims), waking one, growing and shrinking.
  *
- * Locking: one spinlock (FlowpgShared.mutex) guards all of it, held for a
- * few assignments and never across a call that could wait or fail.  A
- * worker's claim is set and cleared by the worker itself; others read it.
+ * Locking: one spinlock (FlowpgShared.mutex) guards all of it.  It is held
+ * for the lookup of a database's slot -- a scan of the databases that have
+ * used flowpg since the server started (shared->nslots, usually a few; up
+ * to MAX_DATABASES) -- then a scan of that database's POOL_MAX workers and
+ * a few assignments: never across a call that could wait or fail (latches
+ * are set after it is released).  A worker's claim is set and cleared by
+ * the worker itself; others read it.
  *
  *-------------------------------------------------------------------------
  */
@@ -96,6 +100,7 @@ pause_worker_of(const char *dbname)
 	DatabaseSlot *slot;
 	pid_t		pids[POOL_MAX];
 	int			npids = 0;
+	TimestampTz until = GetCurrentTimestamp() + DATABASE_DDL_PAUSE_USECS;
 
 	if (!OidIsValid(dboid) || shared == NULL)
 		return;
@@ -103,7 +108,7 @@ pause_worker_of(const char *dbname)
 	slot = database_slot(dboid, false);
 	if (slot)
 	{
-		slot->paused_until = GetCurrentTimestamp() + DATABASE_DDL_PAUSE_USECS;
+		slot->paused_until = until;
 		for (int i = 0; i < POOL_MAX; i++)
 			if (slot->pool[i].pid != 0)
 				pids[npids++] = slot->pool[i].pid;
@@ -446,11 +451,12 @@ void
 pool_mark_idle(Oid dboid)
 {
 	DatabaseSlot *slot;
+	TimestampTz now = GetCurrentTimestamp();
 
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, true);
 	if (slot && !slot->wanted)
-		slot->idle_since = GetCurrentTimestamp();
+		slot->idle_since = now;
 	SpinLockRelease(&shared->mutex);
 }
 
@@ -554,6 +560,7 @@ pool_claim(int64 flow_id, bool batching)
 	int			idle = 0;
 	bool		reserved = false;
 	bool		grow;
+	TimestampTz now = GetCurrentTimestamp();
 
 	Assert(my_place != NULL && my_place->claimed == 0);
 	SpinLockAcquire(&shared->mutex);
@@ -585,7 +592,7 @@ pool_claim(int64 flow_id, bool batching)
 	{
 		my_place->claimed = flow_id;
 		my_place->batching = batching;
-		my_place->claimed_at = GetCurrentTimestamp();
+		my_place->claimed_at = now;
 	}
 	grow = reserved;
 	if (grow)

@@ -6,8 +6,9 @@
  *
  * What lives in shared memory, who owns it, and its locks:
  *
- * - the worker pool (worker.c): per database, its workers and the flow
- *   each has claimed.  One spinlock, held for a few assignments only.
+ * - the worker pool (pool.c): per database, its workers and the flow
+ *   each has claimed.  One spinlock, held for the lookup of a database's
+ *   slot and a few assignments (see pool.c).
  * - the flow registry (registry.c): a slot per streaming flow, each with
  *   its own spinlock; the registry LWLock guards taking and freeing slots
  *   (a lookup takes it shared).

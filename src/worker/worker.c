@@ -61,6 +61,7 @@
 #include "dirty_log.h"
 #include "eval_tick.h"
 #include "flow_locks.h"
+#include "pending.h"
 #include "pending_flow.h"
 #include "planner.h"
 #include "guc.h"
@@ -573,7 +574,7 @@ run_due_flows(long *wait_ms, bool *worked)
 		ListCell   *lf;
 
 		/* a database with pending flows only keeps its worker: it starts them */
-		has_flows = flows != NIL || pending_flow_any();
+		has_flows = flows != NIL || pending_any();
 		foreach(lf, flows)
 		{
 			FlowSchedule *f = lfirst(lf);
@@ -733,7 +734,7 @@ start_pending_flows(void)
 			retry = true;		/* someone changes flowpg's tables: a second later */
 		else if (installed)
 		{
-			foreach(lc, pending_flow_get_all())
+			foreach(lc, pending_get_all())
 			{
 				MemoryContext old = MemoryContextSwitchTo(cxt);
 
