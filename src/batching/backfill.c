@@ -20,7 +20,7 @@
  *
  * A streaming flow is backfilled by its state's first load instead, which
  * reads the source once and writes every group (stream_refill.c's
- * load_flow); the round that wrote them ends its backfill (stream_round.c).
+ * stream_refill_load); the round that wrote them ends its backfill (stream_round.c).
  * Recomputing the sink in pieces beside it would not be exact: a batch
  * that a piece's snapshot saw but the state had not applied yet would be
  * written as a new group into a sink that holds it.

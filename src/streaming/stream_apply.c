@@ -16,11 +16,9 @@
  * flow -- those windows go to the dirty log and are recomputed.
  *
  * Before any group is changed, its windows are added to the round's
- * "touched" range in shared memory (flow_touch): should the round not
- * finish, the next one recomputes and refills them (stream_round.c).
- *
- * The flow's store (its groups in the state area) is opened and dropped
- * here too, for rounds, refills and eviction alike.
+ * "touched" range in shared memory (stream_state_touch, in
+ * stream_state_merge_group): should the round not finish, the next one
+ * recomputes and refills them (stream_round.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -35,67 +33,9 @@
 #include "stream_flow.h"
 #include "window.h"
 
-/* Window-value ordinal of the window starting at a time ordinal. */
-int64
-window_of_time(StreamFlow *flow, int64 time)
-{
-	Oid			type = TupleDescAttr(flow->graph->key_desc, flow->graph->window_key)->atttypid;
-
-	return window_datum_to_ordinal(type, window_probe_eval(flow->probe, time));
-}
-
-bool
-in_skip_ranges(List *skips, bool window_null, int64 w)
-{
-	ListCell   *lc;
-
-	foreach(lc, skips)
-	{
-		SkipRange  *r = lfirst(lc);
-
-		if (r->all)
-			return true;
-		if (window_null)
-			continue;
-		if ((!r->has_lo || w >= r->lo) && (!r->has_hi || w < r->hi))
-			return true;
-	}
-	return false;
-}
-
-/* Converts recomputed time ranges to window ranges (NIL ranges: all). */
-List *
-skip_ranges_for(StreamFlow *flow, List *ranges, bool whole)
-{
-	List	   *skips = NIL;
-	ListCell   *lc;
-
-	if (whole || flow->graph->window_key < 0)
-	{
-		SkipRange  *r = palloc0(sizeof(SkipRange));
-
-		r->all = true;
-		return list_make1(r);
-	}
-	foreach(lc, ranges)
-	{
-		WindowRange *wr = lfirst(lc);
-		SkipRange  *r = palloc0(sizeof(SkipRange));
-
-		r->has_lo = !wr->from_beginning;
-		if (r->has_lo)
-			r->lo = window_of_time(flow, wr->start);
-		r->has_hi = !wr->unbounded;
-		if (r->has_hi)
-			r->hi = window_of_time(flow, wr->end);
-		skips = lappend(skips, r);
-	}
-	return skips;
-}
-
 /* This round's batches: copies of what is queued now, oldest first. */
 void
-take_batches(StreamFlow *flow)
+stream_apply_take(StreamFlow *flow)
 {
 	MemoryContext old;
 	List	   *peeked;
@@ -113,39 +53,6 @@ take_batches(StreamFlow *flow)
 		flow->pending = lappend(flow->pending, pb);
 	}
 	MemoryContextSwitchTo(old);
-}
-
-/*
- * Merges one group's partial states (key in graph->key_slot) into the
- * state.  refilled: the group comes from the source, which the sink
- * already reflects (not marked changed).
- */
-StoredGroup *
-merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
-			bool refilled)
-{
-	StreamGraph *graph = flow->graph;
-	GroupStore *store = flow->store;
-	AggContext *cxt = store_agg_context(store);
-	AggTrans   *trans = flow->trans;
-	StoredGroup *group = store_lookup(store, true);
-	int64		lo = Min(group->time_lo, time_lo);
-	int64		hi = Max(group->time_hi, time_hi);
-
-	/* the touch comes first: the round may fail from here on */
-	stream_state_touch(flow, graph->window_key < 0 || (group->flags & STORED_WNULL), lo, hi);
-	store_load_trans(store, group, trans);
-	for (int i = 0; i < graph->naggs; i++)
-		agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value, partials[i].isnull,
-					false);
-	store_save_trans(store, group, trans);
-	group->time_lo = lo;
-	group->time_hi = hi;
-	if (refilled)
-		group->flags |= STORED_IN_SINK;
-	else
-		store_mark_changed(store, group);
-	return group;
 }
 
 /* Notes that a change could not be applied: its windows go to the dirty log. */
@@ -196,7 +103,7 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 		 * batching engine); below a memory watermark the state has no
 		 * NULL-window group either, so those changes are recomputed.
 		 */
-		counted = in_skip_ranges(pb->skips, wnull, w);
+		counted = stream_state_in_skips(pb->skips, wnull, w);
 		expired = sh->has_expiry && (wnull || w < sh->expiry_window);
 		if (counted || expired || flow->store == NULL ||
 			(sh->has_watermark && (wnull || w < sh->watermark_window)))
@@ -213,7 +120,7 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 				fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */
 			continue;
 		}
-		(void) merge_group(flow, time_lo, time_hi, partials, false);
+		(void) stream_state_merge_group(flow, time_lo, time_hi, partials, false);
 	}
 }
 
@@ -226,7 +133,7 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 	bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
 	MemoryContext old;
 
-	if (in_skip_ranges(pb->skips, true, 0))
+	if (stream_state_in_skips(pb->skips, true, 0))
 		return;
 	old = MemoryContextSwitchTo(flow->flush_memory);
 	if (flow->append_rows == NULL)
@@ -245,7 +152,7 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
  * round that writes the sink (they have no state to wait in).
  */
 void
-apply_pending(StreamFlow *flow)
+stream_apply_pending(StreamFlow *flow)
 {
 	FlowShared *sh = flow->sh;
 	ListCell   *lc;
@@ -271,13 +178,13 @@ apply_pending(StreamFlow *flow)
 		 * Rows wait in the queue for a round that writes -- unless a refill
 		 * of this round already counted them: the skips go with the round.
 		 */
-		if (!aggregate && !flow->writing && !in_skip_ranges(pb->skips, true, 0))
+		if (!aggregate && !flow->writing && !stream_state_in_skips(pb->skips, true, 0))
 			continue;
 		pb->done = true;
 		if (pb->batch->version != flow->version)
 		{
 			/* computed by an older definition and not refilled: recompute */
-			if (!in_skip_ranges(pb->skips, true, 0))
+			if (!stream_state_in_skips(pb->skips, true, 0))
 				flow->fallback_whole = true;
 		}
 		else if (aggregate)

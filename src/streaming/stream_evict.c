@@ -102,7 +102,7 @@ compare_int64(const void *a, const void *b)
 
 /* Gives up the older half of the windows (or all state without a window). */
 void
-evict_for_memory(StreamFlow *flow)
+stream_evict_for_memory(StreamFlow *flow)
 {
 	FlowShared *sh = flow->sh;
 	StreamGraph *graph = flow->graph;
@@ -155,7 +155,7 @@ evict_for_memory(StreamFlow *flow)
 	{
 		sh->has_watermark = true;
 		sh->watermark_time = end;
-		sh->watermark_window = window_of_time(flow, end);
+		sh->watermark_window = stream_state_window_of(flow, end);
 	}
 	ereport(LOG,
 			(errmsg("flowpg: flow \"%s\" gives up the state of its older windows for memory",
@@ -168,7 +168,7 @@ evict_for_memory(StreamFlow *flow)
 
 /* Moves the expiry cutoff; evicts the windows that fell behind it. */
 void
-expire_windows(StreamFlow *flow)
+stream_evict_expired(StreamFlow *flow)
 {
 	FlowShared *sh = flow->sh;
 	int64		cutoff;
@@ -180,7 +180,7 @@ expire_windows(StreamFlow *flow)
 		return;
 	sh->has_expiry = true;
 	sh->expiry_time = cutoff;
-	sh->expiry_window = window_of_time(flow, cutoff);
+	sh->expiry_window = stream_state_window_of(flow, cutoff);
 	if (flow->store && sh->loaded)
 		store_delete_where(flow->store, below_floor, &sh->expiry_window);
 }

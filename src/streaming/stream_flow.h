@@ -151,26 +151,30 @@ extern void stream_state_open_store(StreamFlow *flow);
 extern void stream_state_drop_store(StreamFlow *flow);
 extern void stream_state_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi);
 extern bool stream_state_floor(StreamFlow *flow, int64 *time, int64 *window);
+extern int64 stream_state_window_of(StreamFlow *flow, int64 time);
+extern bool stream_state_in_skips(List *skips, bool window_null, int64 w);
+extern List *stream_state_skips_for(StreamFlow *flow, List *ranges, bool whole);
+extern StoredGroup *stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi,
+											 AggTrans *partials, bool refilled);
 
-/* stream_apply.c */
-extern int64 window_of_time(StreamFlow *flow, int64 time);
-extern bool in_skip_ranges(List *skips, bool window_null, int64 w);
-extern List *skip_ranges_for(StreamFlow *flow, List *ranges, bool whole);
-extern void take_batches(StreamFlow *flow);
-extern void apply_pending(StreamFlow *flow);
-extern StoredGroup *merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
-						bool transient);
+/* stream_apply.c: the round's first stage (take) and its apply stage */
+extern void stream_apply_take(StreamFlow *flow);
+extern void stream_apply_pending(StreamFlow *flow);
 
-/* stream_refill.c */
-extern void load_flow(StreamFlow *flow);
-extern void refill_recomputed(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole);
+/* stream_refill.c: the state's first load, and the recompute stage */
+extern void stream_refill_load(StreamFlow *flow);
+extern void stream_refill_dirty(StreamFlow *flow, bool until_done);
 
 /* stream_write.c: the round's sink stage (connects to SPI itself) */
 extern bool stream_has_changes(StreamFlow *flow);
 extern void stream_write_sink(StreamFlow *flow);
 
+/* stream_publish.c: the round's last stage */
+extern void stream_publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed);
+extern void stream_record_rounds(StreamFlow *flow, TimestampTz now, bool force);
+
 /* stream_evict.c */
-extern void evict_for_memory(StreamFlow *flow);
-extern void expire_windows(StreamFlow *flow);
+extern void stream_evict_for_memory(StreamFlow *flow);
+extern void stream_evict_expired(StreamFlow *flow);
 
 #endif							/* FLOWPG_STREAM_FLOW_H */

@@ -85,7 +85,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 		 */
 		if (shmem_state_exceeded())
 		{
-			evict_for_memory(flow);
+			stream_evict_for_memory(flow);
 			if (flow->store == NULL)
 			{
 				/* gave up the whole state */
@@ -107,7 +107,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 		}
 		for (int i = 0; i < graph->naggs; i++)
 			flow->partials[i] = group_get_trans(group, graph->naggs, i);
-		stored = merge_group(flow, group->time_lo, group->time_hi, flow->partials, true);
+		stored = stream_state_merge_group(flow, group->time_lo, group->time_hi, flow->partials, true);
 		if (mark_changed)
 			store_mark_changed(flow->store, stored);
 		CHECK_FOR_INTERRUPTS();
@@ -202,7 +202,7 @@ load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
 static bool
 drop_in_skips(StoredGroup *group, void *arg)
 {
-	return in_skip_ranges((List *) arg, (group->flags & STORED_WNULL) != 0, group->window);
+	return stream_state_in_skips((List *) arg, (group->flags & STORED_WNULL) != 0, group->window);
 }
 
 /* The time ordinals a list of window ranges covers, for flow_touch. */
@@ -247,7 +247,7 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
 	 * round applies it, and the skips go with the round.
 	 */
 	old = MemoryContextSwitchTo(flow->round_memory);
-	skips = skip_ranges_for(flow, ranges, whole);
+	skips = stream_state_skips_for(flow, ranges, whole);
 	foreach(lc, flow->pending)
 	{
 		PendingBatch *pb = lfirst(lc);
@@ -280,7 +280,7 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
 	else if (state_whole)
 		store_clear(flow->store);
 	else
-		store_delete_where(flow->store, drop_in_skips, skip_ranges_for(flow, state_ranges, false));
+		store_delete_where(flow->store, drop_in_skips, stream_state_skips_for(flow, state_ranges, false));
 
 	load_source_rows(flow, plan, state_ranges, state_whole, mark_changed);
 	if (flow->graph->nkeys == 0 && flow->store != NULL)
@@ -298,7 +298,7 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
  * The batching refresh recomputed these windows of the sink: refill them
  * (in its run, which is still open).
  */
-void
+static void
 refill_recomputed(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole)
 {
 	refill(flow, plan, ranges, whole, false);
@@ -314,7 +314,7 @@ sink_was_filled(StreamFlow *flow)
 
 /* First round of a flow, or after its state was lost: the state from the source. */
 void
-load_flow(StreamFlow *flow)
+stream_refill_load(StreamFlow *flow)
 {
 	FlowShared *sh = flow->sh;
 	List	   *ranges = NIL;
@@ -356,4 +356,35 @@ load_flow(StreamFlow *flow)
 	SPI_finish();
 	sh->loaded = true;
 	sh->refills++;
+}
+
+/*
+ * The round's recompute stage: the batching refresh recomputes the flow's
+ * dirty windows in the sink, and the state of those windows is refilled as
+ * that recompute read them (its run still open: same owner, settings and
+ * snapshot) before the run ends and deletes the log entries it consumed.
+ * Until nothing is left when until_done (a flush_flow, a repair); else one
+ * pass, and what is left waits for the next round.
+ */
+void
+stream_refill_dirty(StreamFlow *flow, bool until_done)
+{
+	BatchResult result;
+
+	do
+	{
+		BatchRecomputed recomputed;
+
+		result = batch_refresh_dirty(flow->entry, &recomputed);
+		if (recomputed.open)
+		{
+			refill_recomputed(flow, recomputed.run.plan, recomputed.ranges,
+							  recomputed.whole);
+			batch_refresh_done(&recomputed, &result);
+		}
+		flow->sh->unrecorded.rows_out += result.rows_out;
+		flow->sh->unrecorded.rows_in += result.rows_in; /* rows that came by the dirty log */
+	} while (result.more_pending && until_done);
+	if (result.more_pending)
+		registry_note_dirty(flow->flow_id);
 }

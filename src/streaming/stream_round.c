@@ -2,7 +2,25 @@
  *
  * stream_round.c
  *	  One streaming flow's round in a worker: its transactions, its
- *	  errors, writing the sink, and publishing its counters.
+ *	  errors, and its stages in order.
+ *
+ * The stages of a round, each in its file, called from here in this order;
+ * what they share is the state's (stream_state.c), and only the refill
+ * uses another stage's function (it evicts when state memory runs short
+ * while it loads):
+ *	1. take the queued batches (stream_apply_take, stream_apply.c), under
+ *	   the round's snapshot, taken first;
+ *	2. expire and evict windows (stream_evict.c);
+ *	3. load the state if it has none (stream_refill_load, stream_refill.c);
+ *	4. recompute the dirty windows in the sink and refill their state, as
+ *	   the recompute read them (stream_refill_dirty, through batch.c);
+ *	5. apply the batches (stream_apply_pending): after the refills,
+ *	   because a batch whose transaction their snapshot saw must skip the
+ *	   windows they read, and only the refills say which;
+ *	6. write the sink (stream_write.c);
+ *	7. commit: the applied batches leave the queue (round_committed, here);
+ *	8. publish the counters, and now and then record the rounds
+ *	   (stream_publish.c).
  *
  * Any worker of the database may run a flow's round, one at a time (the
  * claim, pool.c); the flow's state and bookkeeping are in the state
@@ -52,7 +70,6 @@
 #include "pool.h"
 #include "progress.h"
 
-#define STATS_RECORD_USECS (1000 * 1000)
 #define MAX_RETRY_USECS (60 * USECS_PER_SEC)
 /* A flow degraded for memory tries to load its state again after this. */
 #define DEGRADED_RETRY_USECS (5 * USECS_PER_SEC)
@@ -134,9 +151,9 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	if (apply_only)
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());
-		take_batches(flow);
+		stream_apply_take(flow);
 		if (sh->loaded && !sh->touched)
-			apply_pending(flow);
+			stream_apply_pending(flow);
 		PopActiveSnapshot();
 		flow_leave(&identity);
 		return 0;
@@ -144,7 +161,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 
 	/* the snapshot first: every batch it sees is in the queue by now */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	take_batches(flow);
+	stream_apply_take(flow);
 	/* a new definition, with a backfill: the state's first load is it */
 	if (!flow->backfill_checked)
 	{
@@ -152,12 +169,12 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		flow->backfill_checked = true;
 	}
 
-	expire_windows(flow);
+	stream_evict_expired(flow);
 	if (registry_take_evict(flow->flow_id))
 		sh->evict_requested = true;
 	if (sh->evict_requested && sh->loaded)
 	{
-		evict_for_memory(flow);
+		stream_evict_for_memory(flow);
 		sh->evict_requested = false;
 	}
 
@@ -183,7 +200,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	}
 	if (!sh->loaded)
 	{
-		load_flow(flow);
+		stream_refill_load(flow);
 		sh->stats.status = STREAM_STATUS_ACTIVE;
 	}
 
@@ -201,32 +218,14 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	sh->fallback_logged = false;
 	if (dirty)
 	{
-		BatchResult result;
-
-		do
-		{
-			BatchRecomputed recomputed;
-
-			result = batch_refresh_dirty(flow->entry, &recomputed);
-			if (recomputed.open)
-			{
-				/* the state of those windows, read as the recompute read them */
-				refill_recomputed(flow, recomputed.run.plan, recomputed.ranges,
-								  recomputed.whole);
-				batch_refresh_done(&recomputed, &result);
-			}
-			sh->unrecorded.rows_out += result.rows_out;
-			sh->unrecorded.rows_in += result.rows_in;	/* rows that came by the dirty log */
-		} while (result.more_pending && (flush_request != 0 || repairing));
-		if (result.more_pending)
-			registry_note_dirty(flow->flow_id);
+		stream_refill_dirty(flow, flush_request != 0 || repairing);
 		sh->next_dirty_check = now + (int64) flowpg_min_refresh_interval_ms * 1000;
 	}
 	t_dirty = GetCurrentTimestamp();
 
 	flow->writing = flush_request != 0 || sh->evict_requested ||
 		now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000;
-	apply_pending(flow);
+	stream_apply_pending(flow);
 	t_apply = GetCurrentTimestamp();
 	wrote = stream_has_changes(flow) && flow->writing;
 	if (wrote)
@@ -238,7 +237,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 
 	/*
 	 * The backfill of a streaming flow is its state's first load, which
-	 * marks every group changed (load_flow): once they are in the sink
+	 * marks every group changed (stream_refill_load): once they are in the sink
 	 * (written by this round, or earlier), it is complete.  Its batches
 	 * the load's snapshot saw are skipped, later ones applied, as for any
 	 * refill: nothing counts twice.
@@ -327,80 +326,6 @@ round_committed(StreamFlow *flow)
 	}
 	MemoryContextReset(flow->round_memory);
 	flow->pending = NIL;
-}
-
-/* After a round: counters for flow_stats and flush_flow. */
-static void
-publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz committed)
-{
-	FlowShared *sh = flow->sh ? flow->sh : stream_state_shared(flow->flow_id, false);
-
-	if (sh == NULL)
-	{
-		if (flush_done)
-		{
-			StreamStats none = {0};
-
-			none.freshness_us = -1;
-			registry_publish(flow->flow_id, &none, flush_done, failed);
-		}
-		return;
-	}
-	if (sh->oldest_unflushed != 0 && !failed &&
-		!(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store)) &&
-		flow->append_rows == NULL)
-	{
-		sh->stats.freshness_us = committed - sh->oldest_unflushed;
-		sh->stats.last_flush_at = committed;
-		sh->oldest_unflushed = 0;
-	}
-	/* a flush_flow answered with nothing left to write: up to date then too */
-	else if (flush_done && !failed && sh->oldest_unflushed == 0)
-		sh->stats.last_flush_at = committed;
-	store_counters_at(sh->store, &sh->stats.state_groups, &sh->stats.state_bytes);
-	sh->stats.refills = sh->refills;
-	sh->stats.repairs = sh->repairs;
-	sh->stats.last_worker = MyProcPid;
-	sh->stats.unrecorded_runs = sh->unrecorded_runs;
-	sh->stats.unrecorded_rows_in = sh->unrecorded.rows_in;
-	sh->stats.unrecorded_rows_out = (int64) sh->unrecorded.rows_out;
-	sh->stats.last_round_at = sh->last_round_at;
-	sh->stats.last_round_us = sh->last_round_us;
-	sh->stats.retry_at = sh->failures > 0 ? sh->retry_at : 0;
-	sh->stats.degraded = sh->degraded || sh->has_watermark;
-	sh->stats.degrades = sh->degrades_total;
-	sh->stats.evictions = sh->evictions;
-	registry_publish(flow->flow_id, &sh->stats, flush_done, failed);
-}
-
-static void
-record_run(StreamFlow *flow, TimestampTz now, bool force)
-{
-	FlowShared *sh = flow->sh;
-
-	if (sh == NULL || sh->unrecorded_runs == 0)
-		return;
-	if (sh->unrecorded_since == 0)
-		sh->unrecorded_since = now;
-	if (!force && now - sh->unrecorded_since < STATS_RECORD_USECS)
-		return;
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	if (!flow_locks_try_tables(RowExclusiveLock))
-	{
-		/* recorded next time */
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		return;
-	}
-	stats_record_rounds(flow->flow_id, &sh->unrecorded, sh->unrecorded_runs,
-						sh->last_round_at - sh->last_round_us, sh->last_round_at);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	memset(&sh->unrecorded, 0, sizeof(BatchResult));
-	sh->unrecorded_runs = 0;
-	sh->unrecorded_since = now;
 }
 
 /*
@@ -594,7 +519,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		if (flow->sh)
 			flow->sh->unrecorded = flow->counts_before;
 		round_failed(flow, edata, started, busy, refused);
-		publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
+		stream_publish(flow, flush_request, flush_request != 0, GetCurrentTimestamp());
 		FreeErrorData(edata);	/* in the worker's long-lived context */
 	}
 	PG_END_TRY();
@@ -613,7 +538,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		/* the run is on record before a waiting flush_flow returns */
 		PG_TRY();
 		{
-			record_run(flow, GetCurrentTimestamp(), flush_done != 0);
+			stream_record_rounds(flow, GetCurrentTimestamp(), flush_done != 0);
 		}
 		PG_CATCH();
 		{
@@ -625,7 +550,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 			MemoryContextSwitchTo(oldcontext);
 		}
 		PG_END_TRY();
-		publish(flow, flush_done, false, GetCurrentTimestamp());
+		stream_publish(flow, flush_done, false, GetCurrentTimestamp());
 	}
 	progress_end_all();
 	pgstat_report_activity(STATE_IDLE, NULL);

@@ -4,7 +4,9 @@
  *	  Owner of a streaming flow's shared part (FlowShared, in the state
  *	  area) and of the worker's handles on flows (StreamFlow): making,
  *	  resetting and freeing them, opening and dropping the flow's store,
- *	  recording what a round touched, and the state's floor.
+ *	  recording what a round touched, the state's floor, and the merge of
+ *	  a group into the store that the apply, refill and evict stages share
+ *	  (with the windows and skip ranges they compare).
  *
  * Every other file of the round reads and writes a flow's state through
  * these functions or through the fields a claimed flow's round owns
@@ -392,4 +394,95 @@ void
 stream_sync(void)
 {
 	sync_flows();
+}
+
+/* Window-value ordinal of the window starting at a time ordinal. */
+int64
+stream_state_window_of(StreamFlow *flow, int64 time)
+{
+	Oid			type = TupleDescAttr(flow->graph->key_desc, flow->graph->window_key)->atttypid;
+
+	return window_datum_to_ordinal(type, window_probe_eval(flow->probe, time));
+}
+
+bool
+stream_state_in_skips(List *skips, bool window_null, int64 w)
+{
+	ListCell   *lc;
+
+	foreach(lc, skips)
+	{
+		SkipRange  *r = lfirst(lc);
+
+		if (r->all)
+			return true;
+		if (window_null)
+			continue;
+		if ((!r->has_lo || w >= r->lo) && (!r->has_hi || w < r->hi))
+			return true;
+	}
+	return false;
+}
+
+/* Converts recomputed time ranges to window ranges (NIL ranges: all). */
+List *
+stream_state_skips_for(StreamFlow *flow, List *ranges, bool whole)
+{
+	List	   *skips = NIL;
+	ListCell   *lc;
+
+	if (whole || flow->graph->window_key < 0)
+	{
+		SkipRange  *r = palloc0(sizeof(SkipRange));
+
+		r->all = true;
+		return list_make1(r);
+	}
+	foreach(lc, ranges)
+	{
+		WindowRange *wr = lfirst(lc);
+		SkipRange  *r = palloc0(sizeof(SkipRange));
+
+		r->has_lo = !wr->from_beginning;
+		if (r->has_lo)
+			r->lo = stream_state_window_of(flow, wr->start);
+		r->has_hi = !wr->unbounded;
+		if (r->has_hi)
+			r->hi = stream_state_window_of(flow, wr->end);
+		skips = lappend(skips, r);
+	}
+	return skips;
+}
+
+/*
+ * Merges one group's partial states (key in graph->key_slot) into the
+ * state.  refilled: the group comes from the source, which the sink
+ * already reflects (not marked changed).
+ */
+StoredGroup *
+stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
+			bool refilled)
+{
+	StreamGraph *graph = flow->graph;
+	GroupStore *store = flow->store;
+	AggContext *cxt = store_agg_context(store);
+	AggTrans   *trans = flow->trans;
+	StoredGroup *group = store_lookup(store, true);
+	int64		lo = Min(group->time_lo, time_lo);
+	int64		hi = Max(group->time_hi, time_hi);
+
+	/* the touch comes first: the round may fail from here on */
+	stream_state_touch(flow, graph->window_key < 0 || (group->flags & STORED_WNULL), lo, hi);
+	store_load_trans(store, group, trans);
+	for (int i = 0; i < graph->naggs; i++)
+		agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value, partials[i].isnull,
+					false);
+	store_save_trans(store, group, trans);
+	group->time_lo = lo;
+	group->time_hi = hi;
+	if (refilled)
+		group->flags |= STORED_IN_SINK;
+	else
+		store_mark_changed(store, group);
+	return group;
 }
