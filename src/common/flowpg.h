@@ -38,8 +38,7 @@
  *	  FlowStatement	  a parsed GreptimeDB statement (greptime_parse.h)
  * and, private to their files: FlowPartial (a writer's partials,
  * stream_capture.c), CaptureFlow (capture.c), XactFlow (dirty_log.c),
- * DueFlow, BusyFlow, FlowRun
- * (worker.c's batching runs).
+ * DueFlow, BusyFlow, FlowRun (worker.c's batching runs).
  *
  *-------------------------------------------------------------------------
  */
