@@ -5,7 +5,7 @@
  *
  * A paused flow (flowpg.flow.paused) keeps capturing: batching writers log
  * their windows dirty as always, and streaming writers log theirs dirty
- * instead of shipping partials (queue_set_paused), so nothing grows in
+ * instead of shipping partials (registry_set_paused), so nothing grows in
  * shared memory while it is paused.  Nothing writes its sink: the worker
  * neither schedules it (catalog_schedule) nor runs its rounds (stream_round.c
  * checks the catalog under the flow's lock), and flush_flow and

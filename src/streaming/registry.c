@@ -216,6 +216,39 @@ registry_flows(Oid dboid)
 	return flows;
 }
 
+/*
+ * The slot's flags (dirty, reset, evict, paused): set one, for a slot
+ * taken when create; or read and clear one.
+ */
+#define SLOT_FLAG(slot, offset) (*(bool *) ((char *) (slot) + (offset)))
+
+static void
+set_flag(int64 flow_id, size_t offset, bool value, bool create)
+{
+	FlowSlot   *slot = registry_find(flow_id, create);
+
+	if (slot == NULL)
+		return;
+	SpinLockAcquire(&slot->mutex);
+	SLOT_FLAG(slot, offset) = value;
+	SpinLockRelease(&slot->mutex);
+}
+
+static bool
+take_flag(int64 flow_id, size_t offset)
+{
+	FlowSlot   *slot = registry_find(flow_id, false);
+	bool		value;
+
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	value = SLOT_FLAG(slot, offset);
+	SLOT_FLAG(slot, offset) = false;
+	SpinLockRelease(&slot->mutex);
+	return value;
+}
+
 static FlushOutcome wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target,
 									TimestampTz started, int64 *rows_written);
 
@@ -290,16 +323,7 @@ registry_request_evict_largest(void)
 bool
 registry_take_evict(int64 flow_id)
 {
-	FlowSlot   *slot = registry_find(flow_id, false);
-	bool		evict;
-
-	if (slot == NULL)
-		return false;
-	SpinLockAcquire(&slot->mutex);
-	evict = slot->evict;
-	slot->evict = false;
-	SpinLockRelease(&slot->mutex);
-	return evict;
+	return take_flag(flow_id, offsetof(FlowSlot, evict));
 }
 
 void
@@ -473,18 +497,9 @@ registry_flush_requested(int64 flow_id)
 void
 registry_note_dirty(int64 flow_id)
 {
-	FlowSlot   *slot;
-
 	/* flows without a slot (batching ones) are found by their schedule */
-	if (registry == NULL)
-		return;
-	slot = registry_find(flow_id, false);
-
-	if (slot == NULL)
-		return;
-	SpinLockAcquire(&slot->mutex);
-	slot->dirty = true;
-	SpinLockRelease(&slot->mutex);
+	if (registry != NULL)
+		set_flag(flow_id, offsetof(FlowSlot, dirty), true, false);
 }
 
 bool
@@ -507,16 +522,7 @@ registry_worker_behind(int64 flow_id)
 bool
 registry_take_dirty(int64 flow_id)
 {
-	FlowSlot   *slot = registry_find(flow_id, false);
-	bool		dirty = false;
-
-	if (slot == NULL)
-		return false;
-	SpinLockAcquire(&slot->mutex);
-	dirty = slot->dirty;
-	slot->dirty = false;
-	SpinLockRelease(&slot->mutex);
-	return dirty;
+	return take_flag(flow_id, offsetof(FlowSlot, dirty));
 }
 
 bool
@@ -541,39 +547,19 @@ registry_any_flush_requested(void)
 void
 registry_request_reset(int64 flow_id)
 {
-	FlowSlot   *slot = registry_find(flow_id, true);
-
-	if (slot == NULL)
-		return;
-	SpinLockAcquire(&slot->mutex);
-	slot->reset = true;
-	SpinLockRelease(&slot->mutex);
+	set_flag(flow_id, offsetof(FlowSlot, reset), true, true);
 }
 
 void
 registry_set_paused(int64 flow_id, bool paused)
 {
-	FlowSlot   *slot = registry_find(flow_id, paused);
-
-	if (slot == NULL)
-		return;
-	SpinLockAcquire(&slot->mutex);
-	slot->paused = paused;
-	SpinLockRelease(&slot->mutex);
+	/* a flow with no slot has nothing queued: only a pause needs one */
+	set_flag(flow_id, offsetof(FlowSlot, paused), paused, paused);
 }
 
 bool
 registry_take_reset(int64 flow_id)
 {
-	FlowSlot   *slot = registry_find(flow_id, false);
-	bool		reset = false;
-
-	if (slot == NULL)
-		return false;
-	SpinLockAcquire(&slot->mutex);
-	reset = slot->reset;
-	slot->reset = false;
-	SpinLockRelease(&slot->mutex);
-	return reset;
+	return take_flag(flow_id, offsetof(FlowSlot, reset));
 }
 
