@@ -206,19 +206,20 @@ queue_peek(int64 flow_id)
 	FlowSlot   *slot;
 	dsa_pointer dp;
 	List	   *batches = NIL;
+	TimestampTz now = GetCurrentTimestamp();
 
 	attach_area();
-	slot = registry_find(flow_id, false);
+	slot = registry_lock_slot(flow_id, false);
 	if (slot == NULL)
 		return NIL;
 
 	/*
-	 * Only the worker that claimed the flow unlinks its batches, and
-	 * writers only append: the chain from head to this tail stays as it is.
+	 * Only the worker that claimed the flow unlinks its batches or frees
+	 * its slot, and writers only append: the chain from head to this tail
+	 * stays as it is.
 	 */
-	SpinLockAcquire(&slot->mutex);
 	dp = slot->queue.head;
-	slot->queue.last_take = GetCurrentTimestamp();
+	slot->queue.last_take = now;
 	SpinLockRelease(&slot->mutex);
 
 	while (DsaPointerIsValid(dp))
@@ -258,11 +259,10 @@ queue_remove(int64 flow_id, List *batches)
 	if (batches == NIL)
 		return;
 	attach_area();
-	slot = registry_find(flow_id, false);
+	freed = palloc(sizeof(dsa_pointer) * list_length(batches));
+	slot = registry_lock_slot(flow_id, false);
 	if (slot == NULL)
 		return;
-	freed = palloc(sizeof(dsa_pointer) * list_length(batches));
-	SpinLockAcquire(&slot->mutex);
 	/* both in seq order: one walk unlinks them */
 	dp = slot->queue.head;
 	while (DsaPointerIsValid(dp) && lc != NULL)

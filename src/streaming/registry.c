@@ -13,9 +13,15 @@
  * takes it shared, so committing writers of different flows (or of one)
  * do not serialize on it; only a writer whose flow has no slot yet takes
  * it exclusively, and looks again before taking one.  A slot's spinlock
- * guards its fields, held for a few assignments; registry_request_evict_
- * largest and registry_any_flush_requested scan the slots taking each
- * slot's spinlock in turn, never two at once.
+ * guards its fields, held for a few assignments, never two at once:
+ * registry_any_flush_requested takes each slot's in turn, and
+ * registry_request_evict_largest reads the slots' byte counts without it
+ * (a stale count only picks another flow to give windows up) and locks the
+ * one it picks.
+ *
+ * A slot found can be freed and taken by another flow before its spinlock
+ * is taken: whatever changes a slot checks, under the spinlock, that it is
+ * still the flow's (registry_slot_is).
  *
  *-------------------------------------------------------------------------
  */
@@ -77,6 +83,8 @@ registry_shmem_startup(void)
 		for (int i = 0; i < registry->nslots; i++)
 			SpinLockInit(&registry->slots[i].mutex);
 	}
+	/* here, so that every process forked from the postmaster has the name */
+	LWLockRegisterTranche(registry->tranche, "flowpg_registry");
 }
 
 bool
@@ -101,6 +109,8 @@ lookup(int64 flow_id)
 static void
 take_slot(FlowSlot *slot, int64 flow_id)
 {
+	TimestampTz now = GetCurrentTimestamp();
+
 	SpinLockAcquire(&slot->mutex);
 	slot->in_use = true;
 	slot->dboid = MyDatabaseId;
@@ -108,7 +118,7 @@ take_slot(FlowSlot *slot, int64 flow_id)
 	slot->queue.head = slot->queue.tail = InvalidDsaPointer;
 	slot->queue.last_seq = 0;
 	slot->queue.oldest_queued_at = 0;
-	slot->queue.last_take = GetCurrentTimestamp();
+	slot->queue.last_take = now;
 	slot->queue.behind_until = 0;
 	slot->flush_requests = slot->flushes_done = slot->flushes_failed = 0;
 	slot->flush_waiters = 0;
@@ -125,16 +135,10 @@ take_slot(FlowSlot *slot, int64 flow_id)
 FlowSlot *
 registry_find(int64 flow_id, bool create)
 {
-	static bool tranche_registered = false;
 	FlowSlot   *found;
 
 	if (registry == NULL)
 		elog(ERROR, "flowpg's shared memory is not initialized");
-	if (!tranche_registered)
-	{
-		LWLockRegisterTranche(registry->tranche, "flowpg_registry");
-		tranche_registered = true;
-	}
 	LWLockAcquire(&registry->lock, LW_SHARED);
 	found = lookup(flow_id);
 	LWLockRelease(&registry->lock);
@@ -161,6 +165,22 @@ registry_slot_is(FlowSlot *slot, Oid dboid, int64 flow_id)
 	return slot->in_use && slot->flow_id == flow_id && slot->dboid == dboid;
 }
 
+FlowSlot *
+registry_lock_slot(int64 flow_id, bool create)
+{
+	FlowSlot   *slot = registry_find(flow_id, create);
+
+	if (slot == NULL)
+		return NULL;
+	SpinLockAcquire(&slot->mutex);
+	if (!registry_slot_is(slot, MyDatabaseId, flow_id))
+	{
+		SpinLockRelease(&slot->mutex);
+		return NULL;			/* freed meanwhile: the flow was dropped */
+	}
+	return slot;
+}
+
 dsa_pointer
 registry_release(Oid dboid, int64 flow_id, dsa_pointer *queue_head)
 {
@@ -180,6 +200,8 @@ registry_release(Oid dboid, int64 flow_id, dsa_pointer *queue_head)
 			slot->in_use = false;
 			slot->flow_id = 0;
 			slot->queue.head = slot->queue.tail = InvalidDsaPointer;
+			slot->queue.oldest_queued_at = 0;
+			slot->stats.queued_batches = slot->stats.queued_bytes = 0;
 			slot->flow_state = InvalidDsaPointer;
 			SpinLockRelease(&slot->mutex);
 			break;
@@ -225,11 +247,10 @@ registry_flows(Oid dboid)
 static void
 set_flag(int64 flow_id, size_t offset, bool value, bool create)
 {
-	FlowSlot   *slot = registry_find(flow_id, create);
+	FlowSlot   *slot = registry_lock_slot(flow_id, create);
 
 	if (slot == NULL)
 		return;
-	SpinLockAcquire(&slot->mutex);
 	SLOT_FLAG(slot, offset) = value;
 	SpinLockRelease(&slot->mutex);
 }
@@ -237,12 +258,11 @@ set_flag(int64 flow_id, size_t offset, bool value, bool create)
 static bool
 take_flag(int64 flow_id, size_t offset)
 {
-	FlowSlot   *slot = registry_find(flow_id, false);
+	FlowSlot   *slot = registry_lock_slot(flow_id, false);
 	bool		value;
 
 	if (slot == NULL)
 		return false;
-	SpinLockAcquire(&slot->mutex);
 	value = SLOT_FLAG(slot, offset);
 	SLOT_FLAG(slot, offset) = false;
 	SpinLockRelease(&slot->mutex);
@@ -255,14 +275,14 @@ static FlushOutcome wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target,
 QueueWant
 registry_round_wanted(int64 flow_id)
 {
-	FlowSlot   *slot = registry_find(flow_id, false);
+	TimestampTz now = GetCurrentTimestamp();
+	FlowSlot   *slot = registry_lock_slot(flow_id, false);
 	QueueWant	want = QUEUE_WANT_NONE;
 
 	if (slot == NULL)
 		return QUEUE_WANT_NONE;
-	SpinLockAcquire(&slot->mutex);
 	/* behind, the recompute of fallbacks waits for its interval (stream_round.c) */
-	if ((slot->dirty && slot->queue.behind_until <= GetCurrentTimestamp()) || slot->reset || slot->evict ||
+	if ((slot->dirty && slot->queue.behind_until <= now) || slot->reset || slot->evict ||
 		(slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done) ||
 		slot->stats.queued_bytes >= QUEUE_HURRY_BYTES)
 		want = QUEUE_WANT_NOW;
@@ -275,12 +295,11 @@ registry_round_wanted(int64 flow_id)
 dsa_pointer
 registry_get_flow_state(int64 flow_id)
 {
-	FlowSlot   *slot = registry_find(flow_id, false);
+	FlowSlot   *slot = registry_lock_slot(flow_id, false);
 	dsa_pointer dp;
 
 	if (slot == NULL)
 		return InvalidDsaPointer;
-	SpinLockAcquire(&slot->mutex);
 	dp = slot->flow_state;
 	SpinLockRelease(&slot->mutex);
 	return dp;
@@ -289,11 +308,10 @@ registry_get_flow_state(int64 flow_id)
 bool
 registry_set_flow_state(int64 flow_id, dsa_pointer dp)
 {
-	FlowSlot   *slot = registry_find(flow_id, true);
+	FlowSlot   *slot = registry_lock_slot(flow_id, true);
 
 	if (slot == NULL)
 		return false;
-	SpinLockAcquire(&slot->mutex);
 	slot->flow_state = dp;
 	SpinLockRelease(&slot->mutex);
 	return true;
@@ -329,11 +347,10 @@ registry_take_evict(int64 flow_id)
 void
 registry_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool failed)
 {
-	FlowSlot   *slot = registry_find(flow_id, true);
+	FlowSlot   *slot = registry_lock_slot(flow_id, true);
 
 	if (slot == NULL)
 		return;
-	SpinLockAcquire(&slot->mutex);
 	slot->stats.state_groups = stats->state_groups;
 	slot->stats.state_bytes = stats->state_bytes;
 	slot->stats.batches_applied = stats->batches_applied;
@@ -367,11 +384,10 @@ registry_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool fai
 void
 registry_count_fallback(int64 flow_id, int64 n)
 {
-	FlowSlot   *slot = registry_find(flow_id, true);
+	FlowSlot   *slot = registry_lock_slot(flow_id, true);
 
 	if (slot == NULL)
 		return;
-	SpinLockAcquire(&slot->mutex);
 	slot->stats.fallbacks += n;
 	SpinLockRelease(&slot->mutex);
 }
@@ -383,10 +399,9 @@ registry_get_stats(int64 flow_id, StreamStats *stats)
 
 	if (registry == NULL)
 		return false;			/* not preloaded */
-	slot = registry_find(flow_id, false);
+	slot = registry_lock_slot(flow_id, false);
 	if (slot == NULL)
 		return false;
-	SpinLockAcquire(&slot->mutex);
 	*stats = slot->stats;
 	stats->oldest_queued_at = slot->queue.oldest_queued_at;
 	SpinLockRelease(&slot->mutex);
@@ -405,6 +420,11 @@ registry_flush_and_wait(int64 flow_id, int64 *rows_written)
 	if (slot == NULL || !pool_running(MyDatabaseId))
 		return FLUSH_NO_WORKER;
 	SpinLockAcquire(&slot->mutex);
+	if (!registry_slot_is(slot, MyDatabaseId, flow_id))
+	{
+		SpinLockRelease(&slot->mutex);
+		return FLUSH_DONE;		/* the flow was dropped meanwhile */
+	}
 	target = ++slot->flush_requests;
 	slot->flush_waiters++;
 	SpinLockRelease(&slot->mutex);
@@ -482,12 +502,11 @@ wait_for_flush(FlowSlot *slot, int64 flow_id, int64 target, TimestampTz started,
 int64
 registry_flush_requested(int64 flow_id)
 {
-	FlowSlot   *slot = registry_find(flow_id, false);
+	FlowSlot   *slot = registry_lock_slot(flow_id, false);
 	int64		requested = 0;
 
 	if (slot == NULL)
 		return 0;
-	SpinLockAcquire(&slot->mutex);
 	if (slot->flush_waiters > 0 && slot->flush_requests > slot->flushes_done)
 		requested = slot->flush_requests;
 	SpinLockRelease(&slot->mutex);
@@ -506,15 +525,15 @@ bool
 registry_worker_behind(int64 flow_id)
 {
 	FlowSlot   *slot;
+	TimestampTz now = GetCurrentTimestamp();
 	bool		behind;
 
 	if (registry == NULL)
 		return false;
-	slot = registry_find(flow_id, false);
+	slot = registry_lock_slot(flow_id, false);
 	if (slot == NULL)
 		return false;
-	SpinLockAcquire(&slot->mutex);
-	behind = slot->queue.behind_until > GetCurrentTimestamp();
+	behind = slot->queue.behind_until > now;
 	SpinLockRelease(&slot->mutex);
 	return behind;
 }

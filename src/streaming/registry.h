@@ -18,6 +18,7 @@
 #define FLOWPG_REGISTRY_H
 
 #include "datatype/timestamp.h"
+#include "guc.h"
 #include "nodes/pg_list.h"
 #include "storage/spin.h"
 #include "utils/dsa.h"
@@ -59,8 +60,10 @@ typedef struct StreamStats
 
 /*
  * A flow's batch queue, as its slot holds it: the chain of batches in the
- * queue area, oldest first.  Only queue.c reads or writes these fields
- * (stats.queued_batches and queued_bytes too), under the slot's spinlock.
+ * queue area, oldest first.  queue.c links and unlinks batches and counts
+ * them (stats.queued_batches, queued_bytes); registry.c only resets these
+ * fields with the slot and reads them to answer registry_round_wanted,
+ * registry_worker_behind and flow_stats.  Under the slot's spinlock.
  */
 typedef struct BatchQueue
 {
@@ -100,11 +103,14 @@ extern bool registry_available(void);
 /*
  * The flow's slot in this database; when create and it has none, a free
  * slot is taken for it (NULL when none is free: writers fall back to the
- * dirty log).  A slot can be freed and reused as soon as this returns: check
- * registry_slot_is under its spinlock before changing it.
+ * dirty log).  A slot can be freed and taken by another flow as soon as
+ * this returns: registry_slot_is, under the slot's spinlock, tells whether
+ * it is still the flow's.  registry_lock_slot does both: the flow's slot
+ * with its spinlock held, or NULL.
  */
 extern FlowSlot *registry_find(int64 flow_id, bool create);
 extern bool registry_slot_is(FlowSlot *slot, Oid dboid, int64 flow_id);
+extern FlowSlot *registry_lock_slot(int64 flow_id, bool create);
 
 /*
  * Frees the slot of that flow of that database; returns its state, and in

@@ -7,9 +7,10 @@
  * Locking: one spinlock (FlowpgShared.mutex) guards all of it.  It is held
  * for the lookup of a database's slot -- a scan of the databases that have
  * used flowpg since the server started (shared->nslots, usually a few; up
- * to MAX_DATABASES) -- then a scan of that database's POOL_MAX workers and
- * a few assignments: never across a call that could wait or fail (latches
- * are set after it is released).  A worker's claim is set and cleared by
+ * to MAX_DATABASES, and when all are taken a second scan for the one to
+ * give up) -- then scans of that database's POOL_MAX workers (once per
+ * candidate in pool_claim_fair) and a few assignments: never across a call
+ * that could wait or fail (latches are set after it is released).  A worker's claim is set and cleared by
  * the worker itself; others read it.
  *
  *-------------------------------------------------------------------------
@@ -200,15 +201,18 @@ database_slot(Oid dboid, bool create)
 		 * Full (databases dropped without this server's hook seeing it, or
 		 * more databases than slots): the slot idle the longest, with no
 		 * worker and none wanted, is given up; its database, if it still
-		 * exists, gets a new one when it asks again.
+		 * exists, gets a new one when it asks again.  (The only read of
+		 * the clock under the spinlock: once, and only in this rare case.)
 		 */
+		TimestampTz now = GetCurrentTimestamp();
+
 		slot = NULL;
 		for (int i = 0; i < shared->nslots; i++)
 		{
 			DatabaseSlot *s = &shared->slots[i];
 
 			if (pool_alive(s) == 0 && !s->wanted && s->idle_since != 0 &&
-				s->paused_until <= GetCurrentTimestamp() &&
+				s->paused_until <= now &&
 				(slot == NULL || s->idle_since < slot->idle_since))
 				slot = s;
 		}
