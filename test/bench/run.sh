@@ -85,14 +85,20 @@ if [ -z "${INNER:-}" ]; then
         wait "$inner" || rc=$?
         if [ "$rc" -eq 0 ]; then
             rows=$(cat "$WORK/profile.rows")
-            samples=$(perf report -i "$WORK/perf.data" --stdio --sort comm 2>/dev/null | sed -n 's/^# Samples: \([0-9.]*\)\([KM]\?\).*/\1 \2/p' | head -1)
+            samples=$(perf report -i "$WORK/perf.data" --stdio --sort comm 2>/dev/null | sed -n 's/^# Samples: \([0-9.]*\)\([KM]\?\).*/\1 \2/p' | head -1 || true)
             echo "profile: $PROFILE, 8 s of perf record -a -g; $rows rows committed by the load meanwhile; samples: $samples"
             echo "-- by process (self)"
-            perf report -i "$WORK/perf.data" --stdio --no-children --sort comm 2>/dev/null | grep -v '^#' | grep '%' | head -12
-            echo "-- by function, children (inclusive), top 45"
-            perf report -i "$WORK/perf.data" --stdio --children --sort sym -g none 2>/dev/null | grep -v '^#' | grep '%' | head -45
+            perf report -i "$WORK/perf.data" --stdio --no-children --sort comm -g none 2>/dev/null | grep -v '^#' | grep '%' | head -12 || true
+            echo "-- by function, children (inclusive), top 40"
+            perf report -i "$WORK/perf.data" --stdio --children --sort sym -g none 2>/dev/null | grep -v '^#' | grep '%' | head -40 || true
+            echo "-- flowpg's functions (the library's symbols), children (inclusive), top 40"
+            perf report -i "$WORK/perf.data" --stdio --children --sort dso,sym -g none 2>/dev/null | grep -v '^#' | grep 'flowpg' | head -40 || true
             echo "-- by function, self, top 30"
-            perf report -i "$WORK/perf.data" --stdio --no-children --sort sym -g none 2>/dev/null | grep -v '^#' | grep '%' | head -30
+            perf report -i "$WORK/perf.data" --stdio --no-children --sort sym -g none 2>/dev/null | grep -v '^#' | grep '%' | head -30 || true
+        fi
+        if [ "$rc" -eq 0 ]; then
+            mv "$WORK/perf.data" "${PROFILE_DATA:-/tmp/flowpg-profile.data}"
+            echo "(perf data kept in ${PROFILE_DATA:-/tmp/flowpg-profile.data}: perf report -i FILE)"
         fi
         [ "$rc" -eq 0 ] && rm -rf "$WORK" || echo "bench: work directory kept in $WORK" >&2
         exit "$rc"
