@@ -47,6 +47,7 @@ typedef struct XactFlow
 {
 	int64		flow_id;
 	bool		logged;			/* entries appended */
+	bool		in_registry;	/* a streaming flow's slot noted them */
 	bool		noted;			/* rows noted, not appended yet */
 	bool		whole;
 	int64		lo;
@@ -140,7 +141,7 @@ dirty_log_append(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows)
 	xact_flow(flow_id)->logged = true;
 	/* appended by another PRE_COMMIT callback after ours: flag it now */
 	if (precommit_done)
-		registry_note_dirty(flow_id);
+		xact_flow(flow_id)->in_registry = registry_note_dirty(flow_id);
 }
 
 void
@@ -198,6 +199,7 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 {
 	ListCell   *lc;
 	bool		wake = false;
+	bool		wake_streaming = false;
 
 	switch (event)
 	{
@@ -208,15 +210,32 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 			append_noted();
 			/* before the commit: nothing after it may fail */
 			foreach(lc, xact_flows)
-				if (((XactFlow *) lfirst(lc))->logged)
-					registry_note_dirty(((XactFlow *) lfirst(lc))->flow_id);
+			{
+				XactFlow   *xf = lfirst(lc);
+
+				if (xf->logged)
+					xf->in_registry = registry_note_dirty(xf->flow_id);
+			}
 			precommit_done = true;
 			break;
 		case XACT_EVENT_COMMIT:
 			foreach(lc, xact_flows)
-				wake |= ((XactFlow *) lfirst(lc))->logged;
-			if (wake)
+			{
+				XactFlow   *xf = lfirst(lc);
+
+				wake |= xf->logged;
+				wake_streaming |= xf->in_registry;
+			}
+
+			/*
+			 * A streaming flow's round wants its dirt now; a batching flow
+			 * runs no sooner than min_refresh_interval after its last run,
+			 * and the worker knows when that is.
+			 */
+			if (wake_streaming)
 				pool_wake(MyDatabaseId);
+			else if (wake)
+				pool_wake_for_batching(MyDatabaseId);
 			/* FALLTHROUGH */
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:

@@ -244,15 +244,16 @@ registry_flows(Oid dboid)
  */
 #define SLOT_FLAG(slot, offset) (*(bool *) ((char *) (slot) + (offset)))
 
-static void
+static bool
 set_flag(int64 flow_id, size_t offset, bool value, bool create)
 {
 	FlowSlot   *slot = registry_lock_slot(flow_id, create);
 
 	if (slot == NULL)
-		return;
+		return false;
 	SLOT_FLAG(slot, offset) = value;
 	SpinLockRelease(&slot->mutex);
+	return true;
 }
 
 static bool
@@ -513,12 +514,11 @@ registry_flush_requested(int64 flow_id)
 	return requested;
 }
 
-void
+bool
 registry_note_dirty(int64 flow_id)
 {
 	/* flows without a slot (batching ones) are found by their schedule */
-	if (registry != NULL)
-		set_flag(flow_id, offsetof(FlowSlot, dirty), true, false);
+	return registry != NULL && set_flag(flow_id, offsetof(FlowSlot, dirty), true, false);
 }
 
 bool

@@ -181,8 +181,12 @@ extern bool registry_any_flush_requested(void);
 /* The worker: flush requests pending for the flow (0: none). */
 extern int64 registry_flush_requested(int64 flow_id);
 
-/* Writers: the flow has new dirty log entries (set after commit). */
-extern void registry_note_dirty(int64 flow_id);
+/*
+ * Writers: the flow has new dirty log entries (set before commit).  False
+ * when the flow has no slot (a batching flow, or a streaming one that was
+ * never written to), which its schedule finds.
+ */
+extern bool registry_note_dirty(int64 flow_id);
 extern bool registry_take_dirty(int64 flow_id);
 
 /*

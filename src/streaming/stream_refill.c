@@ -386,5 +386,5 @@ stream_refill_dirty(StreamFlow *flow, bool until_done)
 		flow->sh->unrecorded.rows_in += result.rows_in; /* rows that came by the dirty log */
 	} while (result.more_pending && until_done);
 	if (result.more_pending)
-		registry_note_dirty(flow->flow_id);
+		(void) registry_note_dirty(flow->flow_id);
 }

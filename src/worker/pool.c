@@ -67,6 +67,8 @@ typedef struct DatabaseSlot
 	uint64		roles_epoch_seen;	/* its flows were rechecked for it */
 	Oid			last_batching_owner;	/* the fair share's tie-break */
 	bool		outdated;		/* its flowpg objects wait for ALTER EXTENSION UPDATE */
+	/* a change of a batching flow wakes a worker only from then on (worker.c) */
+	TimestampTz batching_due_from;
 	PoolWorker	pool[POOL_MAX];
 } DatabaseSlot;
 
@@ -444,7 +446,11 @@ send_request(Oid dboid)
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, true);
 	if (slot)
+	{
 		slot->wanted = true;
+		/* a flow created or resumed: its first change wakes a worker */
+		slot->batching_due_from = 0;
+	}
 	latch = shared->launcher_latch;
 	SpinLockRelease(&shared->mutex);
 	if (latch)
@@ -785,18 +791,24 @@ pool_status(Oid dboid, TimestampTz *since, pid_t *pid)
  * idle and one has been busy for longer than a flush interval, the work
  * that woke us would wait: the pool may grow.
  */
-void
-pool_wake(Oid dboid)
+static void
+wake(Oid dboid, bool batching_change)
 {
 	DatabaseSlot *slot;
 	Latch	   *latch = NULL;
 	bool		grow = false;
-	TimestampTz busy_since = GetCurrentTimestamp() - (int64) flowpg_flush_interval_ms * 1000;
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz busy_since = now - (int64) flowpg_flush_interval_ms * 1000;
 
 	if (shared == NULL)
 		return;
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, false);
+	if (batching_change && slot && now < slot->batching_due_from)
+	{
+		SpinLockRelease(&shared->mutex);
+		return;					/* no batching flow can be due before then */
+	}
 	for (int i = 0; slot && i < POOL_MAX; i++)
 	{
 		PoolWorker *w = &slot->pool[i];
@@ -823,6 +835,27 @@ pool_wake(Oid dboid)
 		SetLatch(latch);
 	if (grow && shared->launcher_latch)
 		SetLatch(shared->launcher_latch);
+}
+
+void
+pool_wake(Oid dboid)
+{
+	wake(dboid, false);
+}
+
+void
+pool_wake_for_batching(Oid dboid)
+{
+	wake(dboid, true);
+}
+
+void
+pool_set_batching_due_from(TimestampTz from)
+{
+	SpinLockAcquire(&shared->mutex);
+	if (my_slot)
+		my_slot->batching_due_from = from;
+	SpinLockRelease(&shared->mutex);
 }
 
 bool

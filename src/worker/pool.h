@@ -67,6 +67,17 @@ extern void pool_set_roles_epoch_seen(uint64 epoch);
 extern void pool_wake(Oid dboid);
 
 /*
+ * A committed change of batching flows only: wakes a worker as pool_wake,
+ * unless no batching flow of the database can be due yet (each is within
+ * min_refresh_interval of its last run): the worker sleeps until the first
+ * can, and a wake-up per commit would only make it look again.  The worker
+ * says from when (pool_set_batching_due_from, at each look at the schedule;
+ * 0: at once); a flow created or resumed resets it to 0.
+ */
+extern void pool_wake_for_batching(Oid dboid);
+extern void pool_set_batching_due_from(TimestampTz from);
+
+/*
  * Before DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ...
  * TEMPLATE: the database's workers step aside, as they need it alone.
  */

@@ -542,6 +542,32 @@ run_flow(DueFlow *due)
 }
 
 /*
+ * Whether any batching flow may be due now, by its schedule alone (restored
+ * and backfilling flows are due whatever the dirty log holds: they do not
+ * count).  When none is, *earliest is the first next_run_at (DT_NOEND when
+ * there is no batching flow).
+ */
+static bool
+batching_may_be_due(List *flows, TimestampTz now, TimestampTz *earliest)
+{
+	ListCell   *lc;
+
+	*earliest = DT_NOEND;
+
+	foreach(lc, flows)
+	{
+		FlowSchedule *f = lfirst(lc);
+
+		if (!f->batching || f->restoring || f->backfilling)
+			continue;
+		if (!f->has_next_run || f->next_run_at <= now)
+			return true;
+		*earliest = Min(*earliest, f->next_run_at);
+	}
+	return false;
+}
+
+/*
  * Runs the due flows.  Returns false when the database has no flows left;
  * *wait_ms gets the time until the next due run.
  */
@@ -569,12 +595,34 @@ run_due_flows(long *wait_ms, bool *worked)
 	}
 	if (has_flows)
 	{
-		List	   *dirty = dirty_log_flows();
 		List	   *flows = catalog_schedule();
+		List	   *dirty = NIL;
+		TimestampTz earliest;
 		ListCell   *lf;
 
 		/* a database with pending flows only keeps its worker: it starts them */
 		has_flows = flows != NIL || pending_any();
+
+		/*
+		 * The dirty log is read (a scan of all of it) only when a batching
+		 * flow may be due now: one that has never run, or whose next run
+		 * (min_refresh_interval after its last) has come.  Until then, no
+		 * change makes one due -- an EVAL INTERVAL tick comes no sooner than
+		 * next_run_at either -- so the worker sleeps until the earliest
+		 * next_run_at instead of reading, at every wake-up by a committing
+		 * writer, a log that grows with the ingest rate.  Writers of
+		 * batching flows do not wake it before then either.
+		 */
+		if (batching_may_be_due(flows, now, &earliest))
+		{
+			dirty = dirty_log_flows();
+			pool_set_batching_due_from(0);
+		}
+		else
+		{
+			next_due = Min(next_due, earliest);
+			pool_set_batching_due_from(earliest);
+		}
 		foreach(lf, flows)
 		{
 			FlowSchedule *f = lfirst(lf);
