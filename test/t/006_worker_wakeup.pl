@@ -84,5 +84,44 @@ ok(poll_until('flowdb', $pending_sql, '0', 15),
 is($node->safe_psql('flowdb', $oracle_sql),
 	'0', 'the sink equals the query over the source');
 
+# Writers of batching flows wake the worker only once a batching flow can be
+# due (the worker publishes the earliest next run): no change may be left
+# waiting because of it.  With a refresh interval of 3 s: a change right
+# after a run (within the interval), a change after the flow was idle for
+# longer than the interval, and a flow created and changed at once.
+$node->append_conf('postgresql.conf', "flowpg.min_refresh_interval = '3s'");
+$node->reload;
+$node->safe_psql('flowdb', q{INSERT INTO metrics VALUES ('2024-01-01 00:00:03+00', 1, 3000)});
+ok(poll_until('flowdb', $pending_sql, '0', 15), 'a change is refreshed without flush_flow');
+$node->safe_psql('flowdb', q{INSERT INTO metrics VALUES ('2024-01-01 00:00:04+00', 1, 3001)});
+ok(poll_until('flowdb', $pending_sql, '0', 15),
+	'a change within the refresh interval after a run is refreshed once the interval passed');
+sleep(4);
+$node->safe_psql('flowdb', q{INSERT INTO metrics VALUES ('2024-01-01 07:00:00+00', 4, 3002)});
+ok(poll_until('flowdb', $pending_sql, '0', 15),
+	'a change after the flow was idle for longer than the interval is refreshed');
+$node->safe_psql(
+	'flowdb', q{
+CREATE TABLE other (ts timestamptz NOT NULL, device int NOT NULL, value int NOT NULL);
+SELECT flowpg.create_flow('other_per_minute', 'other_sink',
+  $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n FROM other GROUP BY 1, 2$$,
+  mode => 'batching');
+});
+$node->safe_psql('flowdb', q{INSERT INTO other VALUES ('2024-01-01 00:00:05+00', 1, 1)});
+ok( poll_until(
+		'flowdb',
+		q{SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'other_per_minute'},
+		'0', 15),
+	'a flow created while the other waits out its interval is refreshed without flush_flow');
+is( $node->safe_psql(
+		'flowdb',
+		q{SELECT count(*) FROM ((SELECT device, minute, n FROM other_sink EXCEPT ALL
+		    SELECT device, date_trunc('minute', ts), count(*) FROM other GROUP BY 1, 2)
+		  UNION ALL (SELECT device, date_trunc('minute', ts), count(*) FROM other GROUP BY 1, 2
+		    EXCEPT ALL SELECT device, minute, n FROM other_sink)) d}),
+	'0', 'its sink equals its query');
+is($node->safe_psql('flowdb', $oracle_sql),
+	'0', 'the first sink equals its query');
+
 $node->stop;
 done_testing();
