@@ -69,6 +69,7 @@ typedef struct DatabaseSlot
 	bool		outdated;		/* its flowpg objects wait for ALTER EXTENSION UPDATE */
 	/* a change of a batching flow wakes a worker only from then on (worker.c) */
 	TimestampTz batching_due_from;
+	uint64		schedule_changes;	/* flows created or resumed (send_request) */
 	PoolWorker	pool[POOL_MAX];
 } DatabaseSlot;
 
@@ -450,6 +451,7 @@ send_request(Oid dboid)
 		slot->wanted = true;
 		/* a flow created or resumed: its first change wakes a worker */
 		slot->batching_due_from = 0;
+		slot->schedule_changes++;
 	}
 	latch = shared->launcher_latch;
 	SpinLockRelease(&shared->mutex);
@@ -804,11 +806,6 @@ wake(Oid dboid, bool batching_change)
 		return;
 	SpinLockAcquire(&shared->mutex);
 	slot = database_slot(dboid, false);
-	if (batching_change && slot && now < slot->batching_due_from)
-	{
-		SpinLockRelease(&shared->mutex);
-		return;					/* no batching flow can be due before then */
-	}
 	for (int i = 0; slot && i < POOL_MAX; i++)
 	{
 		PoolWorker *w = &slot->pool[i];
@@ -830,6 +827,14 @@ wake(Oid dboid, bool batching_change)
 		slot->grow = true;
 	else
 		grow = false;
+
+	/*
+	 * No batching flow can be due before then: an idle worker need not
+	 * look (it wakes itself then), but a pool whose workers are all busy
+	 * still grows, so that one is free to run the flow when it is due.
+	 */
+	if (batching_change && slot && now < slot->batching_due_from)
+		latch = NULL;
 	SpinLockRelease(&shared->mutex);
 	if (latch)
 		SetLatch(latch);
@@ -849,12 +854,26 @@ pool_wake_for_batching(Oid dboid)
 	wake(dboid, true);
 }
 
-void
-pool_set_batching_due_from(TimestampTz from)
+uint64
+pool_schedule_changes(void)
 {
+	uint64		changes = 0;
+
 	SpinLockAcquire(&shared->mutex);
 	if (my_slot)
-		my_slot->batching_due_from = from;
+		changes = my_slot->schedule_changes;
+	SpinLockRelease(&shared->mutex);
+	return changes;
+}
+
+void
+pool_set_batching_due_from(TimestampTz from, uint64 changes_seen)
+{
+	SpinLockAcquire(&shared->mutex);
+	/* a flow created or resumed since the schedule was read: at once */
+	if (my_slot)
+		my_slot->batching_due_from =
+			my_slot->schedule_changes == changes_seen ? from : 0;
 	SpinLockRelease(&shared->mutex);
 }
 

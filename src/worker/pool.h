@@ -70,12 +70,20 @@ extern void pool_wake(Oid dboid);
  * A committed change of batching flows only: wakes a worker as pool_wake,
  * unless no batching flow of the database can be due yet (each is within
  * min_refresh_interval of its last run): the worker sleeps until the first
- * can, and a wake-up per commit would only make it look again.  The worker
+ * can, and a wake-up per commit would only make it look again.  A pool
+ * whose workers are all busy still grows.  The worker
  * says from when (pool_set_batching_due_from, at each look at the schedule;
  * 0: at once); a flow created or resumed resets it to 0.
  */
 extern void pool_wake_for_batching(Oid dboid);
-extern void pool_set_batching_due_from(TimestampTz from);
+
+/*
+ * The worker: pool_schedule_changes before it reads the schedule, then
+ * pool_set_batching_due_from with what it returned, so that a flow created
+ * or resumed meanwhile is not hidden by a time read before it.
+ */
+extern uint64 pool_schedule_changes(void);
+extern void pool_set_batching_due_from(TimestampTz from, uint64 changes_seen);
 
 /*
  * Before DROP DATABASE, ALTER DATABASE ... RENAME and CREATE DATABASE ...

@@ -581,6 +581,9 @@ run_due_flows(long *wait_ms, bool *worked)
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz next_due = now + WORKER_POLL_MS * 1000L;
 
+	/* before the snapshot: a flow created after it counts as a change */
+	uint64		schedule_changes = pool_schedule_changes();
+
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -616,12 +619,12 @@ run_due_flows(long *wait_ms, bool *worked)
 		if (batching_may_be_due(flows, now, &earliest))
 		{
 			dirty = dirty_log_flows();
-			pool_set_batching_due_from(0);
+			pool_set_batching_due_from(0, schedule_changes);
 		}
 		else
 		{
 			next_due = Min(next_due, earliest);
-			pool_set_batching_due_from(earliest);
+			pool_set_batching_due_from(earliest, schedule_changes);
 		}
 		foreach(lf, flows)
 		{
