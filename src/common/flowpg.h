@@ -15,7 +15,8 @@
  *				  visibility, progress
  *	  batching/	  capture triggers, the dirty log, the refresh, backfill
  *	  streaming/  a writer's partials and their queue (stream_capture.c,
- *				  queue.c), the flows' registry (registry.c), the
+ *				  queue.c) and its compiled graphs (capture_graphs.c),
+ *				  the flows' registry (registry.c), the
  *				  operator graph and aggregates, the worker's round over
  *				  the shared state (stream_round.c)
  *	  worker/	  the pool of workers, the workers, shared memory

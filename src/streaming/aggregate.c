@@ -128,6 +128,7 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 	Form_pg_aggregate form;
 	bool		isnull;
 	Datum		initval;
+	ListCell   *lc;
 
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for aggregate %u", aggref->aggfnoid);
@@ -135,6 +136,12 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 
 	memset(agg, 0, sizeof(AggSupport));
 	agg->nargs = list_length(aggref->args);
+	agg->arglens = palloc(sizeof(int16) * Max(agg->nargs, 1));
+	agg->argbyvals = palloc(sizeof(bool) * Max(agg->nargs, 1));
+	foreach(lc, aggref->args)
+		get_typlenbyval(exprType((Node *) lfirst_node(TargetEntry, lc)->expr),
+						&agg->arglens[foreach_current_index(lc)],
+						&agg->argbyvals[foreach_current_index(lc)]);
 	fmgr_info(def->transfn, &agg->transfn);
 	fmgr_info(def->combinefn, &agg->combinefn);
 	if (OidIsValid(def->serialfn))

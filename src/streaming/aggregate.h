@@ -38,6 +38,8 @@ typedef enum AggInlineFn
 typedef struct AggSupport
 {
 	int			nargs;			/* inputs of the aggregate */
+	int16	   *arglens;		/* their types' length and by-value-ness */
+	bool	   *argbyvals;
 	FmgrInfo	transfn;
 	FmgrInfo	combinefn;
 	AggInlineFn trans_inline;

@@ -3,8 +3,8 @@
  * batch_codec.h
  *	  The format of a queued batch, written by writers and read by
  *	  workers: per group its key, the time range of its rows and its
- *	  partial transition values; or, for flows without aggregates, sink
- *	  rows.
+ *	  partial transition values, then rows as aggregate inputs (key, time
+ *	  and arguments); or, for flows without aggregates, sink rows.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,6 +14,28 @@
 #include "lib/stringinfo.h"
 
 #include "operator.h"
+
+/*
+ * One aggregate's input of a shipped row: whether its FILTER kept the row,
+ * and its arguments.
+ */
+typedef struct AggInput
+{
+	bool		skip;
+	Datum	   *values;
+	bool	   *nulls;
+} AggInput;
+
+/* Room for a row's inputs, in the current memory context. */
+extern AggInput *codec_inputs_create(StreamGraph *graph);
+
+/*
+ * An aggregate batch starts with the number of its groups; the entries
+ * after them are input rows.  reserve returns where the number goes.
+ */
+extern int	codec_reserve_groups(StringInfo buf);
+extern void codec_set_groups(StringInfo buf, int at, int32 ngroups);
+extern int32 codec_read_groups(char **cursor);
 
 /* A group of a writer's partial (its key in group->key). */
 extern void codec_write_group(StringInfo buf, StreamGraph *graph, GroupTable *table,
@@ -25,6 +47,16 @@ extern void codec_write_group(StringInfo buf, StreamGraph *graph, GroupTable *ta
  */
 extern void codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
 							 int64 *time_lo, int64 *time_hi, AggTrans *trans);
+
+/*
+ * A row as aggregate inputs, after graph_eval_row (its key in key_slot):
+ * evaluates each aggregate's FILTER and arguments and writes them.
+ */
+extern void codec_write_input(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi);
+
+/* The next input row: key into graph->key_slot, inputs in cxt's memory. */
+extern void codec_read_input(char **cursor, StreamGraph *graph, AggContext *cxt,
+							 int64 *time_lo, int64 *time_hi, AggInput *inputs);
 
 /* A sink row of a flow without aggregates. */
 extern void codec_write_row(StringInfo buf, StreamGraph *graph, Datum *values, bool *nulls);

@@ -717,10 +717,9 @@ eval_keys(StreamGraph *graph, bool has_time, int64 t)
 }
 
 bool
-graph_accumulate_row(StreamGraph *graph, GroupTable *table)
+graph_eval_row(StreamGraph *graph, int64 *time_lo, int64 *time_hi)
 {
 	ExprContext *econtext = graph->econtext;
-	FlowGroup *group;
 	bool		has_time;
 	int64		t = 0;
 
@@ -733,26 +732,48 @@ graph_accumulate_row(StreamGraph *graph, GroupTable *table)
 		t = window_datum_to_ordinal(graph->time_type,
 									graph->row_slot->tts_values[graph->time_col]);
 	eval_keys(graph, has_time, t);
+	/* a row without a time is an empty range, as a group of such rows */
+	*time_lo = has_time ? t : PG_INT64_MAX;
+	*time_hi = has_time ? t : PG_INT64_MIN;
+	return true;
+}
+
+bool
+graph_eval_agg_args(StreamGraph *graph, int i)
+{
+	ExprContext *econtext = graph->econtext;
+
+	if (graph->agg_filters[i] && !ExecQual(graph->agg_filters[i], econtext))
+		return false;
+	for (int a = 0; a < graph->aggs[i].nargs; a++)
+		graph->arg_values[a] = ExecEvalExpr(graph->agg_args[i][a], econtext,
+											&graph->arg_nulls[a]);
+	return true;
+}
+
+bool
+graph_accumulate_row(StreamGraph *graph, GroupTable *table)
+{
+	ExprContext *econtext = graph->econtext;
+	FlowGroup  *group;
+	int64		time_lo;
+	int64		time_hi;
+
+	if (!graph_eval_row(graph, &time_lo, &time_hi))
+		return false;
 	group = group_lookup(graph, table, true);
-	if (has_time)
-	{
-		group->time_lo = Min(group->time_lo, t);
-		group->time_hi = Max(group->time_hi, t);
-	}
+	group->time_lo = Min(group->time_lo, time_lo);
+	group->time_hi = Max(group->time_hi, time_hi);
 	for (int i = 0; i < graph->naggs; i++)
 	{
-		AggSupport *agg = &graph->aggs[i];
 		MemoryContext old;
 		AggTrans	trans;
 
-		if (graph->agg_filters[i] && !ExecQual(graph->agg_filters[i], econtext))
+		if (!graph_eval_agg_args(graph, i))
 			continue;
-		for (int a = 0; a < agg->nargs; a++)
-			graph->arg_values[a] = ExecEvalExpr(graph->agg_args[i][a], econtext,
-												&graph->arg_nulls[a]);
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 		trans = group_get_trans(group, graph->naggs, i);
-		agg_advance(table->aggcxt, agg, &trans, graph->arg_values, graph->arg_nulls);
+		agg_advance(table->aggcxt, &graph->aggs[i], &trans, graph->arg_values, graph->arg_nulls);
 		group_put_trans(group, graph->naggs, i, &trans);
 		MemoryContextSwitchTo(old);
 	}

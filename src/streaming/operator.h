@@ -167,6 +167,15 @@ extern AttrNumber *graph_column_map(StreamGraph *graph, Relation rel);
  */
 extern bool graph_accumulate_row(StreamGraph *graph, GroupTable *table);
 
+/*
+ * Its first half: the filter, and the group key into key_slot with the
+ * row's time ordinal as a range (empty without a time); false when the
+ * filter drops the row.  Then, per aggregate i, its FILTER and its
+ * arguments into arg_values/arg_nulls: false when FILTER drops the row.
+ */
+extern bool graph_eval_row(StreamGraph *graph, int64 *time_lo, int64 *time_hi);
+extern bool graph_eval_agg_args(StreamGraph *graph, int i);
+
 /* The projected sink row of the row in the row slot (non-aggregate flows). */
 extern bool graph_project_row(StreamGraph *graph, Datum *values, bool *nulls);
 

@@ -4,9 +4,9 @@
  *	  Where queued batches are merged into a streaming flow's state.
  *
  * A round takes copies of the flow's queued batches; those whose
- * transaction committed are merged into the shared groups with the
- * aggregates' combine functions, those that aborted are dropped, the rest
- * wait.  Batches leave the queue only when the round's transaction has
+ * transaction committed are merged into the shared groups -- their groups
+ * with the aggregates' combine functions, their rows through the
+ * transition functions -- those that aborted are dropped, the rest wait.  Batches leave the queue only when the round's transaction has
  * committed (stream_round.c), so a worker that dies loses none.
  *
  * A batch is not merged where the state cannot take it exactly: windows a
@@ -68,17 +68,22 @@ fall_back(StreamFlow *flow, bool whole, int64 lo, int64 hi)
 	}
 }
 
+/*
+ * The batch's groups (combined into the state), then its input rows
+ * (through the transition functions): each where the state can take it.
+ */
 static void
 apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 {
 	StreamGraph *graph = flow->graph;
 	FlowShared *sh = flow->sh;
 	char	   *cursor = pb->batch->data;
-	AggTrans   *partials = flow->partials;
+	int32		ngroups = codec_read_groups(&cursor);
 
 	for (int g = 0; g < pb->batch->count; g++)
 	{
 		TupleTableSlot *keys = graph->key_slot;
+		bool		is_row = g >= ngroups;
 		int64		time_lo;
 		int64		time_hi;
 		bool		wnull = true;
@@ -90,7 +95,11 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 			store_reset_local(flow->store);
 		ResetExprContext(graph->econtext);
 		MemoryContextReset(flow->batch_memory);
-		codec_read_group(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi, partials);
+		if (is_row)
+			codec_read_input(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi, flow->inputs);
+		else
+			codec_read_group(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi,
+							 flow->partials);
 		if (graph->window_key >= 0 && !keys->tts_isnull[graph->window_key])
 		{
 			wnull = false;
@@ -120,7 +129,9 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 				fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */
 			continue;
 		}
-		(void) stream_state_merge_group(flow, time_lo, time_hi, partials, false);
+		(void) stream_state_merge_group(flow, time_lo, time_hi,
+										is_row ? NULL : flow->partials,
+										is_row ? flow->inputs : NULL, false);
 	}
 }
 

@@ -10,6 +10,15 @@
  * memory.  A released savepoint hands its partials to its parent, a
  * rolled-back one throws them away.
  *
+ * Where a flow's rows are nearly all groups of their own (a thousand
+ * devices each sending a reading a second, random timestamps), a group
+ * per row costs the writer a hash insertion and the worker a combine for
+ * nothing: the writer then keeps the rows' group keys and aggregate
+ * arguments instead (the filter and every expression evaluated, as the
+ * owner), and the worker runs the transition functions on them.  Which
+ * way pays is measured per flow and backend (capture_graphs.c); a
+ * transaction's rows past SHIP_ROWS_MAX go into groups whatever it says.
+ *
  * At XACT_EVENT_PRE_COMMIT / PRE_PREPARE the partials of released
  * savepoints are combined (combine functions) and all are serialized, in a
  * subtransaction, since both may run the flow owner's code: an error there
@@ -23,9 +32,7 @@
  * worker recomputes them: slower, never wrong, and the user's transaction
  * never fails for it.
  *
- * The graph of a flow is compiled once per backend (as the flow's owner,
- * whose privileges its functions run with here too) and rebuilt when the
- * flow's definition changes.
+ * The flows' compiled graphs are capture_graphs.c's.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,11 +42,8 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
-#include "utils/hsearch.h"
-#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
-#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 #include "dirty_log.h"
@@ -49,35 +53,14 @@
 #include "registry.h"
 #include "settings.h"
 #include "batch_codec.h"
+#include "capture_graphs.h"
 #include "stream_capture.h"
 #include "subxact.h"
 #include "window.h"
 #include "pool.h"
 
-/* A compiled graph of this backend, and column maps of the tables it reads. */
-typedef struct GraphCacheEntry
-{
-	int64		flow_id;		/* hash key */
-	StreamGraph *graph;
-	Oid			owner;
-	ArrayType  *settings;
-	List	   *maps;			/* RelationMap */
-
-	/*
-	 * The owner's rights to run the flow's query (SELECT on its columns,
-	 * EXECUTE on its functions), and whether row-level security filters its
-	 * sources for the owner: checked once, again after a change of ACLs,
-	 * policies, roles or functions (invalidation callbacks below).
-	 */
-	bool		rights_checked;
-	bool		row_security;	/* rows go to the recompute, which applies it */
-} GraphCacheEntry;
-
-typedef struct RelationMap
-{
-	Oid			relid;
-	AttrNumber *map;
-} RelationMap;
+/* A transaction's rows past these go into groups whatever the ratio. */
+#define SHIP_ROWS_MAX 1024
 
 /* The partial result of one flow at one subtransaction level. */
 typedef struct FlowPartial
@@ -86,14 +69,24 @@ typedef struct FlowPartial
 	StreamGraph *graph;
 	Oid			owner;
 	ArrayType  *settings;		/* the flow's pinned settings */
-	GroupTable *groups;			/* aggregate flows */
-	StringInfoData rows;		/* other flows: serialized sink rows */
-	int32		nrows_out;
-	int64		nrows_in;		/* source rows that went in */
+	MemoryContext memory;		/* its level's */
+	GroupTable *groups;			/* aggregate flows; made on first use */
 
 	/*
-	 * Too big for the queue (a bulk load): the groups are dropped and only
-	 * the time range of the rows is kept, for the dirty log.
+	 * Serialized rows: sink rows of flows without aggregates; input rows of
+	 * aggregate flows that ship them (ship_rows), with their time range in
+	 * time_lo/time_hi and whether some have no time.
+	 */
+	StringInfoData rows;
+	int32		nrows_out;
+	bool		ship_rows;
+	bool		rows_untimed;
+	int64		nrows_in;		/* source rows that went in */
+	int64		naccepted;		/* and passed the filter (aggregate flows) */
+
+	/*
+	 * Too big for the queue (a bulk load): the groups and rows are dropped
+	 * and only the time range of the rows is kept, for the dirty log.
 	 */
 	bool		overflow;
 	bool		overflow_whole; /* rows without a time, or no window */
@@ -119,9 +112,6 @@ typedef struct PartialLevel
 	struct PartialLevel *parent;
 } PartialLevel;
 
-static HTAB *graph_cache = NULL;
-static MemoryContext graph_cache_memory = NULL;
-static List *retired_graphs = NIL;	/* replaced while a partial may use them */
 static PartialLevel *levels = NULL;
 static bool callbacks_registered = false;
 static bool wake_at_commit = false;	/* a queue this commit feeds was idle or is filling */
@@ -131,35 +121,6 @@ static void stream_xact_callback(XactEvent event, void *arg);
 static void stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 									SubTransactionId parentSubid, void *arg);
 
-/* Rights and policies of flows reading relid (all: InvalidOid) need a recheck. */
-static void
-forget_rights(Oid relid)
-{
-	HASH_SEQ_STATUS status;
-	GraphCacheEntry *entry;
-
-	if (graph_cache == NULL)
-		return;
-	hash_seq_init(&status, graph_cache);
-	while ((entry = hash_seq_search(&status)) != NULL)
-		if (!OidIsValid(relid) || list_member_oid(entry->graph->plan->source_relids, relid))
-			entry->rights_checked = false;
-}
-
-/* GRANT / REVOKE on a table and its policies change its relcache entry. */
-static void
-rights_relcache_callback(Datum arg, Oid relid)
-{
-	forget_rights(relid);
-}
-
-/* Roles, memberships, function ACLs: any flow may be concerned. */
-static void
-rights_syscache_callback(Datum arg, int cacheid, uint32 hashvalue)
-{
-	forget_rights(InvalidOid);
-}
-
 static void
 register_callbacks(void)
 {
@@ -167,98 +128,7 @@ register_callbacks(void)
 		return;
 	RegisterXactCallback(stream_xact_callback, NULL);
 	RegisterSubXactCallback(stream_subxact_callback, NULL);
-	CacheRegisterRelcacheCallback(rights_relcache_callback, (Datum) 0);
-	CacheRegisterSyscacheCallback(AUTHOID, rights_syscache_callback, (Datum) 0);
-	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, rights_syscache_callback, (Datum) 0);
-	CacheRegisterSyscacheCallback(PROCOID, rights_syscache_callback, (Datum) 0);
 	callbacks_registered = true;
-}
-
-static void *
-copy_in(MemoryContext cxt, const void *src, Size size)
-{
-	void	   *copy = MemoryContextAlloc(cxt, size);
-
-	memcpy(copy, src, size);
-	return copy;
-}
-
-/* The flow's compiled graph, built as its owner under its settings. */
-static GraphCacheEntry *
-cached_graph(int64 flow_id, uint32 version)
-{
-	GraphCacheEntry *entry;
-	bool		found;
-	FlowEntry  *flow;
-	FlowIdentity identity;
-	StreamGraph *graph;
-
-	if (graph_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		graph_cache_memory = AllocSetContextCreate(TopMemoryContext, "flowpg graphs",
-												   ALLOCSET_SMALL_SIZES);
-		ctl.keysize = sizeof(int64);
-		ctl.entrysize = sizeof(GraphCacheEntry);
-		ctl.hcxt = graph_cache_memory;
-		graph_cache = hash_create("flowpg graphs", 16, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	entry = hash_search(graph_cache, &flow_id, HASH_FIND, NULL);
-	if (entry && entry->graph->version == version)
-		return entry;
-
-	flow = catalog_get_by_id(flow_id);
-	if (flow == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("flowpg: flow %lld disappeared", (long long) flow_id)));
-	flow_enter(&identity, flow->owner, flow->settings, false);
-	graph = graph_build(flow, graph_cache_memory);
-	flow_leave(&identity);
-
-	entry = hash_search(graph_cache, &flow_id, HASH_ENTER, &found);
-	if (found)
-	{
-		MemoryContext old = MemoryContextSwitchTo(graph_cache_memory);
-
-		retired_graphs = lappend(retired_graphs, entry->graph);
-		list_free_deep(entry->maps);
-		if (entry->settings)
-			pfree(entry->settings);
-		MemoryContextSwitchTo(old);
-	}
-	entry->graph = graph;
-	entry->rights_checked = false;
-	entry->owner = flow->owner;
-	entry->settings = flow->settings ?
-		(ArrayType *) copy_in(graph_cache_memory, flow->settings,
-							   VARSIZE(flow->settings)) : NULL;
-	entry->maps = NIL;
-	return entry;
-}
-
-static AttrNumber *
-relation_map(GraphCacheEntry *entry, Relation rel)
-{
-	ListCell   *lc;
-	RelationMap *rm;
-	MemoryContext old;
-
-	foreach(lc, entry->maps)
-	{
-		rm = lfirst(lc);
-		if (rm->relid == RelationGetRelid(rel))
-			return rm->map;
-	}
-	old = MemoryContextSwitchTo(graph_cache_memory);
-	rm = palloc(sizeof(RelationMap));
-	rm->relid = RelationGetRelid(rel);
-	rm->map = graph_column_map(entry->graph, rel);
-	entry->maps = lappend(entry->maps, rm);
-	MemoryContextSwitchTo(old);
-	return rm->map;
 }
 
 /* The partial level of the current subtransaction, made on first use. */
@@ -281,6 +151,14 @@ current_level(void)
 }
 
 static void start_overflow(FlowPartial *partial);
+
+/* Groups and rows a partial holds, for its bound. */
+static int64
+partial_entries(FlowPartial *partial)
+{
+	return (partial->groups ? partial->groups->ngroups : 0) + partial->nrows_out +
+		partial->unmerged_groups;
+}
 
 static FlowPartial *
 level_partial(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
@@ -315,13 +193,12 @@ level_partial(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
 	partial->graph = graph;
 	partial->owner = entry->owner;
 	partial->settings = entry->settings ?
-		(ArrayType *) copy_in(level->memory, entry->settings, VARSIZE(entry->settings)) : NULL;
+		DatumGetArrayTypePCopy(PointerGetDatum(entry->settings)) : NULL;
 	partial->time_lo = PG_INT64_MAX;
 	partial->time_hi = PG_INT64_MIN;
-	if (graph->plan->is_aggregate)
-		partial->groups = group_table_create(graph, level->memory);
-	else
-		initStringInfo(&partial->rows);
+	partial->memory = level->memory;
+	partial->ship_rows = graph->plan->is_aggregate && capture_graph_ship_rows(entry);
+	initStringInfo(&partial->rows);
 	level->flows = lappend(level->flows, partial);
 	MemoryContextSwitchTo(old);
 
@@ -374,20 +251,22 @@ start_overflow(FlowPartial *partial)
 	if (partial->overflow)
 		return;
 	partial->overflow = true;
-	partial->overflow_whole = graph->time_col < 0;
+	partial->overflow_whole = graph->time_col < 0 || partial->rows_untimed;
+	/* shipped input rows already widened the time range */
+	resetStringInfo(&partial->rows);
+	partial->nrows_out = 0;
 	if (!graph->plan->is_aggregate)
-	{
-		resetStringInfo(&partial->rows);
 		return;
-	}
-	while (!partial->overflow_whole && (group = group_table_next(partial->groups, &iter)) != NULL)
+	while (!partial->overflow_whole && partial->groups &&
+		   (group = group_table_next(partial->groups, &iter)) != NULL)
 	{
 		if (group->time_lo > group->time_hi)
 			partial->overflow_whole = true;
 		partial->time_lo = Min(partial->time_lo, group->time_lo);
 		partial->time_hi = Max(partial->time_hi, group->time_hi);
 	}
-	group_table_free(partial->groups);
+	if (partial->groups)
+		group_table_free(partial->groups);
 	partial->groups = NULL;
 	/* released savepoints' partials not combined yet: their time ranges too */
 	foreach(lc, partial->unmerged)
@@ -415,10 +294,31 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 		return;
 	}
 	graph_load_row(graph, slot, map);
-	if (graph->plan->is_aggregate)
+	if (graph->plan->is_aggregate && partial->ship_rows && partial->nrows_out < SHIP_ROWS_MAX)
 	{
-		(void) graph_accumulate_row(graph, partial->groups);
-		if (partial->groups->ngroups > overflow_groups())
+		int64		lo;
+		int64		hi;
+
+		if (graph_eval_row(graph, &lo, &hi))
+		{
+			codec_write_input(&partial->rows, graph, lo, hi);
+			partial->nrows_out++;
+			partial->naccepted++;
+			if (lo > hi)
+				partial->rows_untimed = true;
+			partial->time_lo = Min(partial->time_lo, lo);
+			partial->time_hi = Max(partial->time_hi, hi);
+		}
+		if (partial_entries(partial) > overflow_groups())
+			start_overflow(partial);
+	}
+	else if (graph->plan->is_aggregate)
+	{
+		if (partial->groups == NULL)
+			partial->groups = group_table_create(graph, partial->memory);
+		if (graph_accumulate_row(graph, partial->groups))
+			partial->naccepted++;
+		if (partial_entries(partial) > overflow_groups())
 			start_overflow(partial);
 	}
 	else if (graph_project_row(graph, values, nulls))
@@ -448,9 +348,9 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	Datum	   *values = NULL;
 	bool	   *nulls = NULL;
 
-	entry = cached_graph(flow_id, version);
+	entry = capture_graph_get(flow_id, version);
 	graph = entry->graph;
-	map = relation_map(entry, rel);
+	map = capture_graph_map(entry, rel);
 	partial = level_partial(level, flow_id, entry);
 	if (!graph->plan->is_aggregate)
 	{
@@ -662,24 +562,30 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 		into->time_hi = Max(into->time_hi, child->time_hi);
 		return;
 	}
+	/* rows are only appended: no user code runs at RELEASE */
+	appendBinaryStringInfo(&into->rows, child->rows.data, child->rows.len);
+	into->nrows_out += child->nrows_out;
+	into->naccepted += child->naccepted;
+	into->rows_untimed |= child->rows_untimed;
+	into->time_lo = Min(into->time_lo, child->time_lo);
+	into->time_hi = Max(into->time_hi, child->time_hi);
 	if (!graph->plan->is_aggregate)
-	{
-		appendBinaryStringInfo(&into->rows, child->rows.data, child->rows.len);
-		into->nrows_out += child->nrows_out;
 		return;
-	}
-	/* combined at commit (combine_unmerged); the child's memory lives on */
+	/* groups are combined at commit (combine_unmerged); the child's memory lives on */
+	if (child->groups != NULL || child->unmerged != NIL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(parent->memory);
 
-		into->unmerged = lappend(into->unmerged, child);
+		if (child->groups != NULL)
+			into->unmerged = lappend(into->unmerged, child);
 		into->unmerged = list_concat(into->unmerged, child->unmerged);
-		into->unmerged_groups += child->groups->ngroups + child->unmerged_groups;
+		into->unmerged_groups += (child->groups ? child->groups->ngroups : 0) +
+			child->unmerged_groups;
 		child->unmerged = NIL;
 		MemoryContextSwitchTo(old);
 	}
 	/* bounded as one partial is (accumulate_row) */
-	if (into->groups->ngroups + into->unmerged_groups > overflow_groups())
+	if (partial_entries(into) > overflow_groups())
 		start_overflow(into);
 }
 
@@ -696,6 +602,8 @@ combine_unmerged(FlowPartial *partial)
 		GroupIterator iter = {0};
 		FlowGroup  *group;
 
+		if (partial->groups == NULL)
+			partial->groups = group_table_create(graph, partial->memory);
 		while ((group = group_table_next(child->groups, &iter)) != NULL)
 		{
 			FlowGroup  *target;
@@ -767,18 +675,25 @@ serialize_partial(FlowPartial *partial, StringInfo buf, int32 *count)
 	GroupIterator iter = {0};
 	FlowGroup *group;
 
+	int			groups_at;
+	int32		ngroups = 0;
+
 	if (!graph->plan->is_aggregate)
 	{
 		appendBinaryStringInfo(buf, partial->rows.data, partial->rows.len);
 		*count = partial->nrows_out;
 		return;
 	}
-	*count = 0;
-	while ((group = group_table_next(partial->groups, &iter)) != NULL)
+	groups_at = codec_reserve_groups(buf);
+	while (partial->groups && (group = group_table_next(partial->groups, &iter)) != NULL)
 	{
 		codec_write_group(buf, graph, partial->groups, group);
-		(*count)++;
+		ngroups++;
 	}
+	codec_set_groups(buf, groups_at, ngroups);
+	/* then the input rows */
+	appendBinaryStringInfo(buf, partial->rows.data, partial->rows.len);
+	*count = ngroups + partial->nrows_out;
 }
 
 /*
@@ -791,17 +706,16 @@ fall_back_to_dirty_log(FlowPartial *partial)
 	StreamGraph *graph = partial->graph;
 	GroupIterator iter = {0};
 	FlowGroup *group;
-	int64		lo = PG_INT64_MAX;
-	int64		hi = PG_INT64_MIN;
-	bool		whole = !graph->plan->is_aggregate || graph->time_col < 0;
+	/* the input rows' range, or an overflowed partial's */
+	int64		lo = partial->time_lo;
+	int64		hi = partial->time_hi;
+	bool		whole = !graph->plan->is_aggregate || graph->time_col < 0 ||
+		partial->rows_untimed;
 
 	if (partial->overflow)
-	{
 		whole = partial->overflow_whole;
-		lo = partial->time_lo;
-		hi = partial->time_hi;
-	}
-	while (!whole && !partial->overflow && (group = group_table_next(partial->groups, &iter)) != NULL)
+	while (!whole && !partial->overflow && partial->groups &&
+		   (group = group_table_next(partial->groups, &iter)) != NULL)
 	{
 		if (group->time_lo > group->time_hi)
 			whole = true;		/* NULL times: no window to name */
@@ -862,7 +776,7 @@ serialize_guarded(FlowPartial *partial, StringInfo buf, int32 *count)
 	if (edata == NULL)
 	{
 		/* combined past what the queue should take: the recompute instead */
-		if (partial->graph->plan->is_aggregate &&
+		if (partial->graph->plan->is_aggregate && partial->groups &&
 			partial->groups->ngroups > overflow_groups())
 		{
 			start_overflow(partial);
@@ -925,6 +839,10 @@ ship_partials(bool prepare)
 			fall_back_to_dirty_log(partial);
 			continue;
 		}
+		if (partial->groups != NULL)
+			capture_graph_measure(partial->flow_id, partial->graph,
+								  partial->groups->ngroups + partial->nrows_out,
+								  partial->naccepted);
 		if (count == 0)
 			continue;			/* every row was filtered out */
 		if (!queue_append(partial->flow_id, xid, partial->graph->version, count,
@@ -965,15 +883,7 @@ stream_xact_callback(XactEvent event, void *arg)
 			levels = NULL;		/* the memory goes with TopTransactionContext */
 			wake_at_commit = false;
 			shipping = false;
-			if (retired_graphs != NIL)
-			{
-				ListCell   *lc;
-
-				foreach(lc, retired_graphs)
-					graph_free(lfirst(lc));
-				list_free(retired_graphs);
-				retired_graphs = NIL;
-			}
+			capture_graphs_free_retired();
 			break;
 		default:
 			break;

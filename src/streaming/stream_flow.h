@@ -18,6 +18,7 @@
 #define FLOWPG_STREAM_FLOW_H
 
 #include "batch.h"
+#include "batch_codec.h"
 #include "group_store.h"
 #include "operator.h"
 #include "queue.h"
@@ -117,6 +118,7 @@ typedef struct StreamFlow
 	AggContext *batch_cxt;		/* partials of one group, in batch_memory */
 	AggTrans   *trans;			/* scratch: a group's states */
 	AggTrans   *partials;		/* scratch: a batch group's partials */
+	AggInput   *inputs;			/* scratch: a batch row's aggregate inputs */
 	FlowEntry  *entry;
 	bool		paused;			/* the catalog's, at the last sync */
 	BatchResult counts_before;	/* the shared counts when this round began */
@@ -155,7 +157,8 @@ extern int64 stream_state_window_of(StreamFlow *flow, int64 time);
 extern bool stream_state_in_skips(List *skips, bool window_null, int64 w);
 extern List *stream_state_skips_for(StreamFlow *flow, List *ranges, bool whole);
 extern StoredGroup *stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi,
-											 AggTrans *partials, bool refilled);
+											 AggTrans *partials, AggInput *inputs,
+											 bool refilled);
 
 /* stream_apply.c: the round's first stage (take) and its apply stage */
 extern void stream_apply_take(StreamFlow *flow);

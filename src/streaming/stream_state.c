@@ -154,6 +154,7 @@ stream_state_open(StreamFlow *flow)
 			flow->probe = flow_plan_window_probe(graph->plan);
 		flow->trans = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
 		flow->partials = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
+		flow->inputs = codec_inputs_create(graph);
 		flow->graph = graph;	/* last: an error above leaves no half-open flow */
 		MemoryContextSwitchTo(old);
 	}
@@ -456,12 +457,13 @@ stream_state_skips_for(StreamFlow *flow, List *ranges, bool whole)
 
 /*
  * Merges one group's partial states (key in graph->key_slot) into the
- * state.  refilled: the group comes from the source, which the sink
- * already reflects (not marked changed).
+ * state -- or, given inputs instead of partials, one row's aggregate
+ * inputs through the transition functions.  refilled: the group comes
+ * from the source, which the sink already reflects (not marked changed).
  */
 StoredGroup *
 stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
-			bool refilled)
+						 AggInput *inputs, bool refilled)
 {
 	StreamGraph *graph = flow->graph;
 	GroupStore *store = flow->store;
@@ -475,8 +477,13 @@ stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTran
 	stream_state_touch(flow, graph->window_key < 0 || (group->flags & STORED_WNULL), lo, hi);
 	store_load_trans(store, group, trans);
 	for (int i = 0; i < graph->naggs; i++)
-		agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value, partials[i].isnull,
-					false);
+	{
+		if (inputs == NULL)
+			agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value, partials[i].isnull,
+						false);
+		else if (!inputs[i].skip)
+			agg_advance(cxt, &graph->aggs[i], &trans[i], inputs[i].values, inputs[i].nulls);
+	}
 	store_save_trans(store, group, trans);
 	group->time_lo = lo;
 	group->time_hi = hi;

@@ -1,0 +1,173 @@
+-- Streaming writers that ship their rows (group keys and aggregate
+-- arguments; the worker runs the transition functions) against writers
+-- that ship partial groups (the worker combines) and against the query:
+-- flowpg.streaming_ship = rows / groups over the same data in two tables,
+-- with NULLs, NaN, infinities, integer extremes, numeric precision, long
+-- texts, FILTER, HAVING, savepoints that roll back, a transaction
+-- that ships both, a statement past the rows a transaction ships, an
+-- overflow inside a transition function, and groups that vanish.
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
+SET client_min_messages = warning;
+CREATE SCHEMA sr;
+
+CREATE TABLE sr.rows_src (ts timestamptz, k int, i4 int4, i8 int8, f8 float8, n numeric, t text, b bool);
+CREATE TABLE sr.groups_src (LIKE sr.rows_src);
+
+CREATE FUNCTION sr.flow_query(src text) RETURNS text LANGUAGE sql AS $$
+SELECT format($q$SELECT date_trunc('minute', ts) AS minute, k,
+		count(*) AS rows_n, count(f8) AS n_f8, sum(f8) AS sum_f8, avg(f8) AS avg_f8,
+		min(f8) AS min_f8, max(f8) AS max_f8, sum(i4) AS sum_i4, max(i4) AS max_i4,
+		sum(i8) AS sum_i8, min(i8) AS min_i8, avg(n) AS avg_n, sum(n) AS sum_n,
+		max(t) AS max_t, min(length(t)) AS min_len, bool_and(b) AS all_b,
+		count(*) FILTER (WHERE b) AS n_b, sum(i4) FILTER (WHERE f8 > 0) AS sum_pos,
+		flowpg.last_value_by(t, ts) AS last_t
+	FROM %s WHERE k <> 13 GROUP BY 1, 2 HAVING count(*) FILTER (WHERE k = 12) = 0$q$, src)
+$$;
+SELECT flowpg.create_flow('sr_rows', 'sr.rows_sink', sr.flow_query('sr.rows_src'), mode => 'streaming') > 0 AS created;
+SELECT flowpg.create_flow('sr_groups', 'sr.groups_sink', sr.flow_query('sr.groups_src'), mode => 'streaming') > 0 AS created;
+SELECT flowpg.flush_flow('sr_rows') >= 0 AS backfilled, flowpg.flush_flow('sr_groups') >= 0 AS backfilled;
+
+CREATE FUNCTION sr.load(src text, first int, last int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format($i$INSERT INTO %s
+	SELECT '2024-05-01 00:00+00'::timestamptz + i * interval '3 seconds', i %% 14,
+		   CASE i %% 9 WHEN 0 THEN NULL WHEN 1 THEN 2147483647 WHEN 2 THEN -2147483648 ELSE i END,
+		   CASE i %% 8 WHEN 0 THEN NULL WHEN 1 THEN 9223372036854775807 WHEN 2 THEN -9223372036854775808 ELSE i::int8 * 1000003 END,
+		   CASE i %% 11 WHEN 0 THEN NULL WHEN 1 THEN 'NaN' WHEN 2 THEN 'Infinity' WHEN 3 THEN '-Infinity'
+				WHEN 4 THEN -0.0 ELSE i / 3.0 END,
+		   CASE i %% 7 WHEN 0 THEN NULL WHEN 1 THEN 1e-30 WHEN 2 THEN 123456789.123456789 WHEN 3 THEN 'NaN'
+				ELSE i / 7.0 END,
+		   CASE i %% 6 WHEN 0 THEN NULL WHEN 1 THEN (SELECT string_agg(md5((i * 31 + j)::text), '') FROM generate_series(1, 100) j)
+				ELSE 'v' || i END,
+		   CASE i %% 5 WHEN 0 THEN NULL ELSE i %% 3 <> 0 END
+	FROM generate_series(%s, %s) i$i$, src, first, last);
+END $$;
+
+-- statements of a few rows, one row, and one past the thousand rows a
+-- transaction ships (the rest of it goes into groups)
+CREATE FUNCTION sr.load_all(src text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM sr.load(src, 1, 90);
+	PERFORM sr.load(src, 91, 91);
+	PERFORM sr.load(src, 92, 1500);
+END $$;
+SET flowpg.streaming_ship = rows;
+SELECT sr.load_all('sr.rows_src');
+SET flowpg.streaming_ship = groups;
+SELECT sr.load_all('sr.groups_src');
+
+-- savepoints: released, rolled back, nested; a transaction whose
+-- savepoint ships the other way than its top level
+CREATE FUNCTION sr.savepoints(src text, inner_ship text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM sr.load(src, 2001, 2040);
+	BEGIN						-- a subtransaction, released
+		PERFORM set_config('flowpg.streaming_ship', inner_ship, true);
+		PERFORM sr.load(src, 2041, 2080);
+		BEGIN
+			PERFORM sr.load(src, 2081, 2120);
+			RAISE EXCEPTION 'roll back the innermost';
+		EXCEPTION WHEN raise_exception THEN
+			NULL;
+		END;
+		PERFORM sr.load(src, 2121, 2130);
+	EXCEPTION WHEN division_by_zero THEN
+		NULL;
+	END;
+	BEGIN
+		PERFORM sr.load(src, 2131, 2160);
+		RAISE EXCEPTION 'roll back this one';
+	EXCEPTION WHEN raise_exception THEN
+		NULL;
+	END;
+	PERFORM sr.load(src, 2161, 2170);
+END $$;
+SET flowpg.streaming_ship = rows;
+SELECT sr.savepoints('sr.rows_src', 'groups');
+SET flowpg.streaming_ship = groups;
+SELECT sr.savepoints('sr.groups_src', 'rows');
+-- a transaction that rolls back ships nothing either way
+BEGIN;
+SET LOCAL flowpg.streaming_ship = rows;
+SELECT sr.load('sr.rows_src', 3001, 3100);
+ROLLBACK;
+RESET flowpg.streaming_ship;
+
+SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed, flowpg.flush_flow('sr_groups') >= 0 AS flushed;
+SELECT flow_mismatches('sr_rows') AS rows_vs_query, flow_mismatches('sr_groups') AS groups_vs_query;
+SELECT count(*) AS sink_rows FROM sr.rows_sink;
+-- the two ways agree row for row (the sources hold the same rows)
+\set cols 'minute, k, rows_n, n_f8, sum_f8, avg_f8, min_f8, max_f8, sum_i4, max_i4, sum_i8, min_i8, avg_n, sum_n, max_t, min_len, all_b, n_b, sum_pos, last_t'
+SELECT count(*) AS rows_vs_groups FROM (
+	(SELECT :cols FROM sr.rows_sink EXCEPT ALL SELECT :cols FROM sr.groups_sink)
+	UNION ALL
+	(SELECT :cols FROM sr.groups_sink EXCEPT ALL SELECT :cols FROM sr.rows_sink)) d;
+-- what the edges made of them
+SELECT k, sum(rows_n) AS rows_n, max(max_i4) AS max_i4, min(min_i8) AS min_i8,
+	   sum(n_b) AS n_b, bool_and(all_b) AS all_b, min(min_len) AS min_len
+  FROM sr.rows_sink GROUP BY k ORDER BY k;
+SELECT minute, k, n_f8, sum_f8, avg_f8, min_f8, max_f8, avg_n, sum_n
+  FROM sr.rows_sink WHERE minute = '2024-05-01 00:00+00' ORDER BY k;
+
+-- groups that vanish, and values that all vanish (the recompute's path)
+DELETE FROM sr.rows_src WHERE k = 1;
+UPDATE sr.rows_src SET f8 = NULL, n = NULL, t = NULL WHERE k = 2;
+SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed;
+SELECT flow_mismatches('sr_rows') AS after_vanishing;
+SELECT count(*) AS k1_groups FROM sr.rows_sink WHERE k = 1;
+-- and rows shipped into those groups again afterwards
+SET flowpg.streaming_ship = rows;
+INSERT INTO sr.rows_src VALUES ('2024-05-01 00:00:01+00', 1, 1, 1, 1, 1, 'back', true),
+	('2024-05-01 00:00:02+00', 2, 2, 2, 'NaN', 2, 'again', NULL);
+RESET flowpg.streaming_ship;
+SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed;
+SELECT flow_mismatches('sr_rows') AS after_return;
+
+-- an overflow inside a transition function: shipped as groups, the writer's
+-- transition meets it (a warning, the rows go to the recompute); shipped as
+-- rows, the worker's does.  Either way the writer's statement succeeds, the
+-- flow records the error its recompute meets too, and is exact again once
+-- the rows are gone.
+SET flowpg.streaming_ship = groups;
+INSERT INTO sr.groups_src VALUES ('2024-05-01 02:00+00', 9, 1, 1, 1.5e308, 1, 'x', true),
+	('2024-05-01 02:00:01+00', 9, 1, 1, 1.5e308, 1, 'x', true);
+SET flowpg.streaming_ship = rows;
+INSERT INTO sr.rows_src VALUES ('2024-05-01 02:00+00', 9, 1, 1, 1.5e308, 1, 'x', true),
+	('2024-05-01 02:00:01+00', 9, 1, 1, 1.5e308, 1, 'x', true);
+RESET flowpg.streaming_ship;
+SELECT count(*) AS rows_kept FROM sr.rows_src WHERE ts >= '2024-05-01 02:00+00';
+SELECT flowpg.flush_flow('sr_rows');
+SELECT flowpg.flush_flow('sr_groups');
+SELECT DISTINCT flow_name, sqlstate, message FROM flowpg.flow_errors
+ WHERE flow_name IN ('sr_rows', 'sr_groups') ORDER BY flow_name;
+DELETE FROM sr.rows_src WHERE ts >= '2024-05-01 02:00+00';
+DELETE FROM sr.groups_src WHERE ts >= '2024-05-01 02:00+00';
+SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed, flowpg.flush_flow('sr_groups') >= 0 AS flushed;
+SELECT flow_mismatches('sr_rows') AS rows_after_overflow, flow_mismatches('sr_groups') AS groups_after_overflow;
+
+-- the automatic choice: transactions of one group per row, then of one
+-- group for many rows, exact throughout
+CREATE TABLE sr.auto_src (ts timestamptz, k int, v float8);
+SELECT flowpg.create_flow('sr_auto', 'sr.auto_sink', $$
+	SELECT date_trunc('minute', ts) AS minute, k, count(*) AS n, sum(v) AS total, max(v) AS hi
+	  FROM sr.auto_src GROUP BY 1, 2$$, mode => 'streaming') > 0 AS created;
+SELECT flowpg.flush_flow('sr_auto') >= 0 AS backfilled;
+DO $$
+BEGIN
+	FOR r IN 1..40 LOOP
+		INSERT INTO sr.auto_src SELECT '2024-06-01'::timestamptz + (r * 100 + i) * interval '1 minute', i, i * r
+		  FROM generate_series(1, 50) i;
+		COMMIT;
+	END LOOP;
+	FOR r IN 1..40 LOOP
+		INSERT INTO sr.auto_src SELECT '2024-06-02'::timestamptz + r * interval '1 minute', 1, i
+		  FROM generate_series(1, 200) i;
+		COMMIT;
+	END LOOP;
+END $$;
+SELECT flowpg.flush_flow('sr_auto') >= 0 AS flushed;
+SELECT flow_mismatches('sr_auto') AS auto_vs_query, count(*) AS groups, sum(n) AS n FROM sr.auto_sink;
+
+SELECT flowpg.drop_flow(f) FROM unnest(ARRAY['sr_rows', 'sr_groups', 'sr_auto']) f;
+DROP SCHEMA sr CASCADE;
