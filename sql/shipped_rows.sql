@@ -3,9 +3,10 @@
 -- that ship partial groups (the worker combines) and against the query:
 -- flowpg.streaming_ship = rows / groups over the same data in two tables,
 -- with NULLs, NaN, infinities, integer extremes, numeric precision, long
--- texts, FILTER, HAVING, savepoints that roll back, a transaction
--- that ships both, a statement past the rows a transaction ships, an
--- overflow inside a transition function, and groups that vanish.
+-- texts, FILTER, HAVING, savepoints that roll back, a statement past the
+-- rows a transaction ships (the rest goes into groups: a batch of both),
+-- an overflow inside a transition function, groups that vanish, a user
+-- aggregate whose group first gets no input, and rows too big to ship.
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, YMD';
 SET client_min_messages = warning;
@@ -57,8 +58,8 @@ SELECT sr.load_all('sr.rows_src');
 SET flowpg.streaming_ship = groups;
 SELECT sr.load_all('sr.groups_src');
 
--- savepoints: released, rolled back, nested; a transaction whose
--- savepoint ships the other way than its top level
+-- savepoints: released, rolled back, nested (a savepoint ships as its
+-- transaction does, whatever the setting says meanwhile)
 CREATE FUNCTION sr.savepoints(src text, inner_ship text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM sr.load(src, 2001, 2040);
@@ -169,5 +170,38 @@ END $$;
 SELECT flowpg.flush_flow('sr_auto') >= 0 AS flushed;
 SELECT flow_mismatches('sr_auto') AS auto_vs_query, count(*) AS groups, sum(n) AS n FROM sr.auto_sink;
 
-SELECT flowpg.drop_flow(f) FROM unnest(ARRAY['sr_rows', 'sr_groups', 'sr_auto']) f;
+-- a user aggregate with a strict transition function, no initial value and
+-- a combine function that is not strict: a group whose first batch (in
+-- groups) had only NULL inputs for it, then rows that have values
+CREATE FUNCTION sr.greatest_of(a int, b int) RETURNS int IMMUTABLE CALLED ON NULL INPUT
+	LANGUAGE sql AS $$SELECT CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a ELSE greatest(a, b) END$$;
+CREATE AGGREGATE sr.top(int) (sfunc = int4larger, stype = int4, combinefunc = sr.greatest_of);
+CREATE TABLE sr.top_src (k int, v int);
+SELECT flowpg.create_flow('sr_top', 'sr.top_sink', $$
+	SELECT k, sr.top(v) AS top, count(*) AS n FROM sr.top_src GROUP BY k$$, mode => 'streaming') > 0 AS created;
+SELECT flowpg.flush_flow('sr_top') >= 0 AS backfilled;
+SET flowpg.streaming_ship = groups;
+INSERT INTO sr.top_src VALUES (1, NULL), (2, NULL);
+SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
+SET flowpg.streaming_ship = rows;
+INSERT INTO sr.top_src VALUES (1, 5), (2, NULL), (2, 7);
+RESET flowpg.streaming_ship;
+SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
+SELECT flow_mismatches('sr_top') AS top_vs_query;
+SELECT k, top, n FROM sr.top_sink ORDER BY k;
+
+-- rows too big to ship (a few megabytes of arguments in one transaction) go
+-- to the recompute instead, exactly
+SELECT fallbacks AS fallbacks_before FROM flowpg.flow_stats WHERE flow_name = 'sr_rows' \gset
+SET flowpg.streaming_ship = rows;
+INSERT INTO sr.rows_src
+SELECT '2024-05-01 03:00+00'::timestamptz + i * interval '1 second', 5, i, i, i, i,
+	   (SELECT string_agg(md5((i * 7919 + j)::text), '') FROM generate_series(1, 4000) j), true
+  FROM generate_series(1, 40) i;
+RESET flowpg.streaming_ship;
+SELECT fallbacks > :fallbacks_before AS fell_back FROM flowpg.flow_stats WHERE flow_name = 'sr_rows';
+SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed;
+SELECT flow_mismatches('sr_rows') AS after_big_rows;
+
+SELECT flowpg.drop_flow(f) FROM unnest(ARRAY['sr_rows', 'sr_groups', 'sr_auto', 'sr_top']) f;
 DROP SCHEMA sr CASCADE;

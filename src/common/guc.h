@@ -25,7 +25,7 @@ typedef enum StreamingShip
 {
 	STREAMING_SHIP_AUTO,		/* rows while they are nearly all groups of their own */
 	STREAMING_SHIP_GROUPS,		/* always partial groups */
-	STREAMING_SHIP_ROWS			/* rows, up to a transaction's first thousand */
+	STREAMING_SHIP_ROWS			/* rows (past 1,024 of a partial: groups) */
 } StreamingShip;
 
 extern int	flowpg_streaming_ship;

@@ -6,10 +6,11 @@
  * An aggregate batch is an int32 count of groups, then the groups, then
  * input rows, all in datum_write form.  A group: the key columns, two
  * int64 time ordinals (lowest and highest row time, or an empty range),
- * then one state per aggregate as agg_serialize writes it (serialfn for
- * internal states).  An input row: the key and the time range of one row,
- * then per aggregate a byte (1: its FILTER kept the row) followed, when 1,
- * by its arguments.  A writer ships the rows themselves when they are
+ * then per aggregate a byte (1: no input yet, the state is nothing) and
+ * its state as agg_serialize writes it (serialfn for internal states).
+ * An input row: the key and the time range of one row, then per aggregate
+ * a byte (1: its FILTER kept the row) followed, when 1, by its
+ * arguments.  A writer ships the rows themselves when they are
  * nearly all groups of their own (stream_capture.c): the worker then runs
  * the transitions instead of combining one-row states.  A batch of a flow
  * without aggregates is its sink rows.  Writers build batches at commit;
@@ -101,6 +102,8 @@ codec_write_group(StringInfo buf, StreamGraph *graph, GroupTable *table, FlowGro
 	{
 		AggTrans	trans = group_get_trans(group, graph->naggs, i);
 
+		/* "no input yet" is no NULL state: a combine must not see it */
+		appendStringInfoChar(buf, trans.noinit ? 1 : 0);
 		agg_serialize(table->aggcxt, &graph->aggs[i], &trans, buf);
 	}
 }
@@ -115,7 +118,9 @@ codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
 	for (int i = 0; i < graph->naggs; i++)
 	{
 		bool		isnull;
+		bool		noinit = **cursor != 0;
 
+		*cursor += 1;
 		if (trans == NULL)
 		{
 			(void) datum_read(cursor, &isnull);
@@ -123,30 +128,32 @@ codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
 		}
 		trans[i].value = agg_deserialize(cxt, &graph->aggs[i], cursor, &isnull);
 		trans[i].isnull = isnull;
-		trans[i].noinit = false;
+		trans[i].noinit = noinit;
 	}
 	MemoryContextSwitchTo(old);
 }
 
 void
-codec_write_input(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi)
+codec_write_input_key(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi)
 {
 	/* detoasted copies go with the row (the buffer grows in its own memory) */
 	MemoryContext old = MemoryContextSwitchTo(graph->econtext->ecxt_per_tuple_memory);
 
 	write_key_and_times(buf, graph, time_lo, time_hi);
-	for (int i = 0; i < graph->naggs; i++)
-	{
-		AggSupport *agg = &graph->aggs[i];
-		bool		kept = graph_eval_agg_args(graph, i);
+	MemoryContextSwitchTo(old);
+}
 
-		appendStringInfoChar(buf, kept ? 1 : 0);
-		if (!kept)
-			continue;
+void
+codec_write_input_args(StringInfo buf, StreamGraph *graph, int i, bool kept)
+{
+	AggSupport *agg = &graph->aggs[i];
+	MemoryContext old = MemoryContextSwitchTo(graph->econtext->ecxt_per_tuple_memory);
+
+	appendStringInfoChar(buf, kept ? 1 : 0);
+	if (kept)
 		for (int a = 0; a < agg->nargs; a++)
 			datum_write(buf, graph->arg_values[a], graph->arg_nulls[a],
 						agg->argbyvals[a], agg->arglens[a]);
-	}
 	MemoryContextSwitchTo(old);
 }
 

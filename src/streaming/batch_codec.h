@@ -43,16 +43,21 @@ extern void codec_write_group(StringInfo buf, StreamGraph *graph, GroupTable *ta
 
 /*
  * The next group: key into graph->key_slot, the partials deserialized in
- * cxt's memory into trans (noinit false) -- or skipped when trans is NULL.
+ * cxt's memory into trans (noinit: the group had no input for it) -- or
+ * skipped when trans is NULL.
  */
 extern void codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
 							 int64 *time_lo, int64 *time_hi, AggTrans *trans);
 
 /*
- * A row as aggregate inputs, after graph_eval_row (its key in key_slot):
- * evaluates each aggregate's FILTER and arguments and writes them.
+ * A row as aggregate inputs: its key (in key_slot, after graph_eval_row)
+ * and time range, then for each aggregate i in turn whether its FILTER
+ * kept the row and, if so, its arguments (in arg_values/arg_nulls, after
+ * graph_eval_agg_args).
  */
-extern void codec_write_input(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi);
+extern void codec_write_input_key(StringInfo buf, StreamGraph *graph, int64 time_lo,
+								  int64 time_hi);
+extern void codec_write_input_args(StringInfo buf, StreamGraph *graph, int i, bool kept);
 
 /* The next input row: key into graph->key_slot, inputs in cxt's memory. */
 extern void codec_read_input(char **cursor, StreamGraph *graph, AggContext *cxt,

@@ -6,8 +6,9 @@
  * A round takes copies of the flow's queued batches; those whose
  * transaction committed are merged into the shared groups -- their groups
  * with the aggregates' combine functions, their rows through the
- * transition functions -- those that aborted are dropped, the rest wait.  Batches leave the queue only when the round's transaction has
- * committed (stream_round.c), so a worker that dies loses none.
+ * transition functions -- those that aborted are dropped, the rest wait.
+ * Batches leave the queue only when the round's transaction has committed
+ * (stream_round.c), so a worker that dies loses none.
  *
  * A batch is not merged where the state cannot take it exactly: windows a
  * refill of this round already read from the source (skip ranges), windows

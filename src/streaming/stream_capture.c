@@ -7,17 +7,16 @@
  * streaming flow of the table.  Each row goes once through the flow's
  * operator graph (filter, group key, window, transition functions) into a
  * partial hash table of the current subtransaction level, in backend
- * memory.  A released savepoint hands its partials to its parent, a
- * rolled-back one throws them away.
- *
- * Where a flow's rows are nearly all groups of their own (a thousand
- * devices each sending a reading a second, random timestamps), a group
- * per row costs the writer a hash insertion and the worker a combine for
- * nothing: the writer then keeps the rows' group keys and aggregate
- * arguments instead (the filter and every expression evaluated, as the
- * owner), and the worker runs the transition functions on them.  Which
- * way pays is measured per flow and backend (capture_graphs.c); a
- * transaction's rows past SHIP_ROWS_MAX go into groups whatever it says.
+ * memory -- or, where a flow's rows are nearly all groups of their own (a
+ * thousand devices each sending a reading a second, random timestamps),
+ * into a buffer of the rows' group keys and aggregate arguments (filter
+ * and every expression evaluated, as the owner): a group per row would
+ * cost the writer a hash insertion and the worker a combine for nothing,
+ * and the worker runs the transition functions on the rows instead.
+ * Which way pays is measured per flow and backend (capture_graphs.c) and
+ * chosen once per transaction; a partial's rows past SHIP_ROWS_MAX go
+ * into groups whatever it says.  A released savepoint hands its partials
+ * to its parent, a rolled-back one throws them away.
  *
  * At XACT_EVENT_PRE_COMMIT / PRE_PREPARE the partials of released
  * savepoints are combined (combine functions) and all are serialized, in a
@@ -160,6 +159,49 @@ partial_entries(FlowPartial *partial)
 		partial->unmerged_groups;
 }
 
+static int64 overflow_groups(void);
+
+/*
+ * Bytes of serialized rows a partial may hold: what its share of the queue
+ * takes (overflow_groups), and never near the largest allocation.
+ */
+static Size
+rows_bytes_limit(void)
+{
+	return Min((Size) overflow_groups() * 64, MaxAllocSize / 4);
+}
+
+/* Past its bounds, a partial goes to the dirty log instead (start_overflow). */
+static bool
+partial_too_big(FlowPartial *partial)
+{
+	return partial_entries(partial) > overflow_groups() ||
+		(Size) partial->rows.len > rows_bytes_limit();
+}
+
+/*
+ * Whether a new partial ships rows: as the transaction's partial of the
+ * flow at an outer level does, if any, so that the choice (and its
+ * measure) is one per transaction.
+ */
+static bool
+ship_rows_for(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
+{
+	for (PartialLevel *l = level->parent; l != NULL; l = l->parent)
+	{
+		ListCell   *lc;
+
+		foreach(lc, l->flows)
+		{
+			FlowPartial *outer = lfirst(lc);
+
+			if (outer->flow_id == flow_id && outer->graph == entry->graph)
+				return outer->ship_rows;
+		}
+	}
+	return capture_graph_ship_rows(entry);
+}
+
 static FlowPartial *
 level_partial(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
 {
@@ -197,7 +239,7 @@ level_partial(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
 	partial->time_lo = PG_INT64_MAX;
 	partial->time_hi = PG_INT64_MIN;
 	partial->memory = level->memory;
-	partial->ship_rows = graph->plan->is_aggregate && capture_graph_ship_rows(entry);
+	partial->ship_rows = graph->plan->is_aggregate && ship_rows_for(level, flow_id, entry);
 	initStringInfo(&partial->rows);
 	level->flows = lappend(level->flows, partial);
 	MemoryContextSwitchTo(old);
@@ -301,7 +343,9 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 
 		if (graph_eval_row(graph, &lo, &hi))
 		{
-			codec_write_input(&partial->rows, graph, lo, hi);
+			codec_write_input_key(&partial->rows, graph, lo, hi);
+			for (int i = 0; i < graph->naggs; i++)
+				codec_write_input_args(&partial->rows, graph, i, graph_eval_agg_args(graph, i));
 			partial->nrows_out++;
 			partial->naccepted++;
 			if (lo > hi)
@@ -309,7 +353,7 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 			partial->time_lo = Min(partial->time_lo, lo);
 			partial->time_hi = Max(partial->time_hi, hi);
 		}
-		if (partial_entries(partial) > overflow_groups())
+		if (partial_too_big(partial))
 			start_overflow(partial);
 	}
 	else if (graph->plan->is_aggregate)
@@ -318,14 +362,14 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 			partial->groups = group_table_create(graph, partial->memory);
 		if (graph_accumulate_row(graph, partial->groups))
 			partial->naccepted++;
-		if (partial_entries(partial) > overflow_groups())
+		if (partial_too_big(partial))
 			start_overflow(partial);
 	}
 	else if (graph_project_row(graph, values, nulls))
 	{
 		codec_write_row(&partial->rows, graph, values, nulls);
 		partial->nrows_out++;
-		if (partial->rows.len > overflow_groups() * 64)
+		if (partial_too_big(partial))
 			start_overflow(partial);
 	}
 }
@@ -551,6 +595,10 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 		return;
 	}
 	into->nrows_in += child->nrows_in;
+	/* rows past the bound are not even appended */
+	if (!child->overflow && !into->overflow &&
+		(Size) into->rows.len + child->rows.len > rows_bytes_limit())
+		start_overflow(into);
 	if (child->overflow || into->overflow)
 	{
 		if (!into->overflow)
@@ -585,7 +633,7 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 		MemoryContextSwitchTo(old);
 	}
 	/* bounded as one partial is (accumulate_row) */
-	if (partial_entries(into) > overflow_groups())
+	if (partial_too_big(into))
 		start_overflow(into);
 }
 
@@ -673,8 +721,7 @@ serialize_partial(FlowPartial *partial, StringInfo buf, int32 *count)
 {
 	StreamGraph *graph = partial->graph;
 	GroupIterator iter = {0};
-	FlowGroup *group;
-
+	FlowGroup  *group;
 	int			groups_at;
 	int32		ngroups = 0;
 
@@ -776,8 +823,7 @@ serialize_guarded(FlowPartial *partial, StringInfo buf, int32 *count)
 	if (edata == NULL)
 	{
 		/* combined past what the queue should take: the recompute instead */
-		if (partial->graph->plan->is_aggregate && partial->groups &&
-			partial->groups->ngroups > overflow_groups())
+		if (partial->graph->plan->is_aggregate && partial_too_big(partial))
 		{
 			start_overflow(partial);
 			return false;
@@ -839,10 +885,10 @@ ship_partials(bool prepare)
 			fall_back_to_dirty_log(partial);
 			continue;
 		}
-		if (partial->groups != NULL)
+		/* a transaction in groups measures how many rows each took */
+		if (!partial->ship_rows && partial->groups != NULL)
 			capture_graph_measure(partial->flow_id, partial->graph,
-								  partial->groups->ngroups + partial->nrows_out,
-								  partial->naccepted);
+								  partial->groups->ngroups, partial->naccepted);
 		if (count == 0)
 			continue;			/* every row was filtered out */
 		if (!queue_append(partial->flow_id, xid, partial->graph->version, count,

@@ -478,11 +478,15 @@ stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTran
 	store_load_trans(store, group, trans);
 	for (int i = 0; i < graph->naggs; i++)
 	{
-		if (inputs == NULL)
+		if (inputs != NULL)
+		{
+			if (!inputs[i].skip)
+				agg_advance(cxt, &graph->aggs[i], &trans[i], inputs[i].values, inputs[i].nulls);
+		}
+		/* a partial without input for the aggregate has nothing to combine */
+		else if (!partials[i].noinit)
 			agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value, partials[i].isnull,
 						false);
-		else if (!inputs[i].skip)
-			agg_advance(cxt, &graph->aggs[i], &trans[i], inputs[i].values, inputs[i].nulls);
 	}
 	store_save_trans(store, group, trans);
 	group->time_lo = lo;
