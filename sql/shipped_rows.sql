@@ -189,6 +189,21 @@ RESET flowpg.streaming_ship;
 SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
 SELECT flow_mismatches('sr_top') AS top_vs_query;
 SELECT k, top, n FROM sr.top_sink ORDER BY k;
+-- the same group without input twice, combined at commit (a savepoint)
+SET flowpg.streaming_ship = groups;
+BEGIN;
+INSERT INTO sr.top_src VALUES (3, NULL);
+SAVEPOINT s;
+INSERT INTO sr.top_src VALUES (3, NULL);
+RELEASE s;
+COMMIT;
+SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
+SET flowpg.streaming_ship = rows;
+INSERT INTO sr.top_src VALUES (3, 9);
+RESET flowpg.streaming_ship;
+SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
+SELECT flow_mismatches('sr_top') AS top_after_savepoint;
+SELECT k, top, n FROM sr.top_sink WHERE k = 3;
 
 -- rows too big to ship (a few megabytes of arguments in one transaction) go
 -- to the recompute instead, exactly

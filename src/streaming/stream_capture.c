@@ -343,9 +343,13 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 
 		if (graph_eval_row(graph, &lo, &hi))
 		{
+			/* the arguments are evaluated in the row's memory */
+			MemoryContext old = MemoryContextSwitchTo(graph->econtext->ecxt_per_tuple_memory);
+
 			codec_write_input_key(&partial->rows, graph, lo, hi);
 			for (int i = 0; i < graph->naggs; i++)
 				codec_write_input_args(&partial->rows, graph, i, graph_eval_agg_args(graph, i));
+			MemoryContextSwitchTo(old);
 			partial->nrows_out++;
 			partial->naccepted++;
 			if (lo > hi)
@@ -666,8 +670,11 @@ combine_unmerged(FlowPartial *partial)
 				AggTrans	from = group_get_trans(group, graph->naggs, i);
 				AggTrans	to = group_get_trans(target, graph->naggs, i);
 
+				/* no input for the aggregate: nothing to combine (not a NULL state) */
+				if (from.noinit)
+					continue;
 				agg_combine(partial->groups->aggcxt, &graph->aggs[i], &to,
-							from.value, from.isnull || from.noinit, false);
+							from.value, from.isnull, false);
 				group_put_trans(target, graph->naggs, i, &to);
 			}
 			ResetExprContext(graph->econtext);
