@@ -58,7 +58,7 @@
 #include "window.h"
 #include "pool.h"
 
-/* A transaction's rows past these go into groups whatever the ratio. */
+/* A partial's rows past these go into groups whatever the ratio. */
 #define SHIP_ROWS_MAX 1024
 
 /* The partial result of one flow at one subtransaction level. */

@@ -32,7 +32,9 @@
 #          machine's samples went, by process kind and by function)
 # For A/B runs: ONLY_CONFIGS=streaming,batching ONLY_METHODS=copy,l100
 # ONLY_WORKLOADS=prepared
-# SKIP_EXTRA=1 (no incremental refresh and freshness) in the environment.
+# SKIP_EXTRA=1 (no incremental refresh and freshness) in the environment;
+# BENCH_CONF='setting = value' adds a line to the server's configuration
+# (say flowpg.streaming_ship = groups, to compare the ways a writer ships).
 set -euo pipefail
 
 QUICK=0
@@ -107,7 +109,8 @@ if [ -z "${INNER:-}" ]; then
         chown -R postgres:postgres "$WORK"
         cd /
         runuser -u postgres -- env WORK="$WORK" ONLY_CONFIGS="${ONLY_CONFIGS:-}" \
-            ONLY_METHODS="${ONLY_METHODS:-}" ONLY_WORKLOADS="${ONLY_WORKLOADS:-}" SKIP_EXTRA="${SKIP_EXTRA:-}" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
+            ONLY_METHODS="${ONLY_METHODS:-}" ONLY_WORKLOADS="${ONLY_WORKLOADS:-}" SKIP_EXTRA="${SKIP_EXTRA:-}" \
+            BENCH_CONF="${BENCH_CONF:-}" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
     else
         WORK="$WORK" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
     fi
@@ -142,6 +145,7 @@ lc_messages = 'C'
 # the streaming state of a whole day (1.44M groups) fits
 flowpg.state_memory = '1GB'
 flowpg.queue_memory = '64MB'
+${BENCH_CONF:-}
 CONF
 "$BINDIR/pg_ctl" -D "$DATA" -l "$WORK/server.log" -w start >/dev/null
 trap '"$BINDIR/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null 2>&1 || true' EXIT
