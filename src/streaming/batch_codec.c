@@ -136,25 +136,19 @@ codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
 void
 codec_write_input_key(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi)
 {
-	/* detoasted copies go with the row (the buffer grows in its own memory) */
-	MemoryContext old = MemoryContextSwitchTo(graph->econtext->ecxt_per_tuple_memory);
-
 	write_key_and_times(buf, graph, time_lo, time_hi);
-	MemoryContextSwitchTo(old);
 }
 
 void
 codec_write_input_args(StringInfo buf, StreamGraph *graph, int i, bool kept)
 {
 	AggSupport *agg = &graph->aggs[i];
-	MemoryContext old = MemoryContextSwitchTo(graph->econtext->ecxt_per_tuple_memory);
 
 	appendStringInfoChar(buf, kept ? 1 : 0);
 	if (kept)
 		for (int a = 0; a < agg->nargs; a++)
 			datum_write(buf, graph->arg_values[a], graph->arg_nulls[a],
 						agg->argbyvals[a], agg->arglens[a]);
-	MemoryContextSwitchTo(old);
 }
 
 void

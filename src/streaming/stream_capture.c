@@ -343,7 +343,7 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 
 		if (graph_eval_row(graph, &lo, &hi))
 		{
-			/* the arguments are evaluated in the row's memory */
+			/* evaluated and written in the row's memory (detoasted copies too) */
 			MemoryContext old = MemoryContextSwitchTo(graph->econtext->ecxt_per_tuple_memory);
 
 			codec_write_input_key(&partial->rows, graph, lo, hi);
