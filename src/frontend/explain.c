@@ -20,7 +20,10 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/table.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -32,6 +35,7 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "aggregate.h"
 #include "batch.h"
@@ -162,6 +166,39 @@ explain_mode(Explain *ex)
 }
 
 /*
+ * An index of the time column's table whose first key is that column, or
+ * NULL.  Without one, every recompute of a window (a batching refresh, a
+ * streaming flow's dirty windows) reads the whole source.
+ */
+static char *
+time_column_index(FlowPlan *plan)
+{
+	Relation	rel = table_open(plan->time_relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	char	   *found = NULL;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index index;
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		index = (Form_pg_index) GETSTRUCT(tuple);
+		if (index->indisvalid && index->indnkeyatts > 0 &&
+			index->indkey.values[0] == plan->time_attno &&
+			heap_attisnull(tuple, Anum_pg_index_indpred, NULL))
+			found = relation_text(index->indexrelid);
+		ReleaseSysCache(tuple);
+		if (found)
+			break;
+	}
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
  * The window holding x, and which time the explained refresh is of: the
  * newest in the source (a sample that does not move with the clock), or
  * now() when no row has a time.
@@ -173,6 +210,7 @@ explain_window(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, i
 	int64		start;
 	int64		end;
 	bool		unbounded;
+	char	   *index_name;
 
 	if (probe == NULL)
 	{
@@ -185,6 +223,13 @@ explain_window(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, i
 	add_line(ex, 1, "Time column: %s.%s (%s)", relation_text(plan->time_relid),
 			 quote_identifier(get_attname(plan->time_relid, plan->time_attno, false)),
 			 format_type_be(plan->time_type));
+	index_name = time_column_index(plan);
+	if (index_name)
+		add_line(ex, 1, "Time column index: %s", index_name);
+	else
+		add_line(ex, 1, "Time column index: none: every recompute of a window reads the whole source (CREATE INDEX ON %s (%s) lets it read only that window)",
+				 relation_text(plan->time_relid),
+				 quote_identifier(get_attname(plan->time_relid, plan->time_attno, false)));
 	if (batch_newest_time(run, x))
 		add_line(ex, 1, "Sample: the newest time in the source, %s", ordinal_text(plan, *x));
 	else
