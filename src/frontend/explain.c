@@ -23,6 +23,8 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
@@ -165,9 +167,23 @@ explain_mode(Explain *ex)
 		add_line(ex, 0, "Mode: %s", entry->mode);
 }
 
+/* A hash index cannot serve a window's range of times; the others can. */
+static bool
+index_serves_ranges(Oid indexrelid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(indexrelid));
+	bool		serves;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	serves = ((Form_pg_class) GETSTRUCT(tuple))->relam != HASH_AM_OID;
+	ReleaseSysCache(tuple);
+	return serves;
+}
+
 /*
- * An index of the time column's table whose first key is that column, or
- * NULL.  Without one, every recompute of a window (a batching refresh, a
+ * An index of the time column's table whose first key is that column
+ * and that can serve a range of it, or NULL.  Without one, every recompute of a window (a batching refresh, a
  * streaming flow's dirty windows) reads the whole source.
  */
 static char *
@@ -188,7 +204,8 @@ time_column_index(FlowPlan *plan)
 		index = (Form_pg_index) GETSTRUCT(tuple);
 		if (index->indisvalid && index->indnkeyatts > 0 &&
 			index->indkey.values[0] == plan->time_attno &&
-			heap_attisnull(tuple, Anum_pg_index_indpred, NULL))
+			heap_attisnull(tuple, Anum_pg_index_indpred, NULL) &&
+			index_serves_ranges(index->indexrelid))
 			found = relation_text(index->indexrelid);
 		ReleaseSysCache(tuple);
 		if (found)
