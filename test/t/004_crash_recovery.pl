@@ -128,8 +128,9 @@ sub spawn_psql
 	{
 		open STDOUT, '>', $out or POSIX::_exit(1);
 		open STDERR, '>', "$out.err" or POSIX::_exit(1);
-		exec($psql, '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=0',
-			'-d', $connstr, '-f', $script);
+		# a block of its own: exec returns only when it failed
+		{ exec($psql, '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=0',
+			'-d', $connstr, '-f', $script); }
 		POSIX::_exit(127);
 	}
 	$c->{pid} = $pid;
