@@ -5,7 +5,9 @@
  *
  * Each source table gets one AFTER ... FOR EACH STATEMENT trigger per event
  * (INSERT, UPDATE, DELETE with transition tables; TRUNCATE), shared by all
- * flows reading the table.  For every flow whose time column is in the table
+ * flows reading the table.  Streaming flows take the rows themselves
+ * (stream_capture.c), old rows included where they can retract them.  For
+ * every other flow whose time column is in the table
  * the trigger scans the transition tables once, takes the smallest and
  * largest time value changed, and appends one row (flow, lo, hi, rows) to
  * flowpg.dirty_log.  The row belongs to the writer's transaction: an abort
@@ -414,29 +416,31 @@ note_row(CaptureFlow *cf, TupleTableSlot *slot)
 
 /*
  * One row changed by a session in the replica role, a logical replication
- * applier above all: inserted rows go to streaming flows one by one, every
- * other change widens the transaction's dirty range of the flow.
+ * applier above all: streaming flows take it (an update's or delete's old
+ * row taken back, where they can), every other change widens the
+ * transaction's dirty range of the flow.
  */
 static void
 capture_row(TriggerData *trigdata, CaptureEntry *entry)
 {
 	bool		insert = TRIGGER_FIRED_BY_INSERT(trigdata->tg_event);
 	bool		update = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event);
+	/* the trigger slot holds the new row of an INSERT, the old of the rest */
+	TupleTableSlot *new_row = insert ? trigdata->tg_trigslot :
+		update ? trigdata->tg_newslot : NULL;
+	TupleTableSlot *old_row = insert ? NULL : trigdata->tg_trigslot;
 
 	for (int i = 0; i < entry->nflows; i++)
 	{
 		CaptureFlow *cf = &entry->flows[i];
 
-		if (insert && cf->streaming)
+		if (cf->streaming &&
 			stream_capture_row(cf->flow_id, cf->version, trigdata->tg_relation,
-							   trigdata->tg_trigslot);
-		else
-		{
-			/* the trigger slot holds the new row of an INSERT, the old of the rest */
-			note_row(cf, trigdata->tg_trigslot);
-			if (update)
-				note_row(cf, trigdata->tg_newslot);
-		}
+							   new_row, old_row))
+			continue;
+		note_row(cf, trigdata->tg_trigslot);
+		if (update)
+			note_row(cf, trigdata->tg_newslot);
 	}
 }
 
@@ -449,6 +453,8 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	ColumnRange *ranges;
 	int			nranges = 0;
 	int64		nrows;
+	bool	   *taken;
+	bool		all_taken = true;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event))
 		elog(ERROR, "flowpg_capture must be an AFTER trigger");
@@ -470,25 +476,23 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	}
 
 	/*
-	 * Streaming flows take inserted rows into their partials; what removes
-	 * or changes rows (UPDATE, DELETE, MERGE's old rows) is recomputed from
-	 * the source, like for batching flows.
+	 * Streaming flows take the statement's rows into their partials: the
+	 * new ones added, the old ones (UPDATE, DELETE, MERGE's) taken back --
+	 * unless the flow cannot retract, when the changed windows are
+	 * recomputed from the source, like for batching flows.
 	 */
-	if (trigdata->tg_oldtable == NULL)
+	taken = palloc0(sizeof(bool) * entry->nflows);
+	for (int i = 0; i < entry->nflows; i++)
 	{
-		bool		all_streaming = true;
-
-		for (int i = 0; i < entry->nflows; i++)
-		{
-			if (entry->flows[i].streaming)
-				stream_capture_rows(entry->flows[i].flow_id, entry->flows[i].version,
-									rel, trigdata->tg_newtable);
-			else
-				all_streaming = false;
-		}
-		if (all_streaming)
-			return PointerGetDatum(NULL);
+		if (entry->flows[i].streaming &&
+			stream_capture_statement(entry->flows[i].flow_id, entry->flows[i].version, rel,
+									 trigdata->tg_newtable, trigdata->tg_oldtable))
+			taken[i] = true;
+		else
+			all_taken = false;
 	}
+	if (all_taken)
+		return PointerGetDatum(NULL);
 
 	/* one range per distinct time column among the table's flows */
 	ranges = palloc(sizeof(ColumnRange) * entry->nflows);
@@ -520,7 +524,7 @@ flowpg_capture(PG_FUNCTION_ARGS)
 		CaptureFlow *cf = &entry->flows[i];
 		ColumnRange *range = NULL;
 
-		if (cf->streaming && trigdata->tg_oldtable == NULL)
+		if (taken[i])
 			continue;			/* captured above */
 		for (int j = 0; j < nranges; j++)
 			if (ranges[j].attno == cf->time_attno)

@@ -45,6 +45,7 @@
 #include "eval_tick.h"
 #include "first_last.h"
 #include "planner.h"
+#include "retract_plan.h"
 #include "settings.h"
 #include "trust.h"
 #include "subxact.h"
@@ -471,6 +472,7 @@ lookup_aggregate(Aggref *aggref)
 	agg->mfinalfn = form->aggmfinalfn;
 	agg->mtranstype = form->aggmtranstype;
 	agg->finalmodify = form->aggfinalmodify;
+	flow_plan_retraction(agg, tuple);
 	ReleaseSysCache(tuple);
 	return agg;
 }
@@ -568,6 +570,8 @@ plan_streaming(FlowPlan *plan)
 			return;
 	}
 	plan->streaming_refusal = graph_refusal(plan);
+	if (plan->streaming_refusal == NULL)
+		plan->retract_refusal = flow_plan_retract_refusal(plan);
 }
 
 static FlowPlan *

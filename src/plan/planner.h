@@ -35,6 +35,20 @@ typedef struct FlowOutput
 	bool		is_tick_key;	/* a recording rule's key: a function of the tick alone */
 } FlowOutput;
 
+/*
+ * How streaming takes back a row an UPDATE or DELETE removed from a group:
+ * the inverse transition function undoes it in the state (exact); an
+ * extreme (min/max: aggsortop) is unchanged unless the row held it, when
+ * the group is recomputed; without either the flow's changed windows are
+ * recomputed from the source, as a batching flow's are.
+ */
+typedef enum FlowRetract
+{
+	FLOW_RETRACT_NONE,
+	FLOW_RETRACT_INVERSE,
+	FLOW_RETRACT_EXTREME
+} FlowRetract;
+
 /* An aggregate call of the flow and its support functions from pg_aggregate. */
 typedef struct FlowAggregate
 {
@@ -51,6 +65,17 @@ typedef struct FlowAggregate
 	Oid			mfinalfn;
 	Oid			mtranstype;
 	char		finalmodify;	/* aggfinalmodify */
+
+	/*
+	 * retract: how a removed row is taken back.  moving: the functions
+	 * above are the moving-aggregate variant's (aggmtransfn, its state and
+	 * final function, with the combine and serial functions of the
+	 * aggregate whose normal state that is): sum(int4) keeps a count with
+	 * its sum so that its inverse knows when no input is left.
+	 */
+	FlowRetract retract;
+	bool		moving;
+	Oid			sortop;			/* FLOW_RETRACT_EXTREME: aggsortop */
 } FlowAggregate;
 
 /*
@@ -91,6 +116,12 @@ typedef struct FlowPlan
 
 	/* why streaming cannot run the query; NULL when it can */
 	char	   *streaming_refusal;
+
+	/*
+	 * Why streaming recomputes the windows an UPDATE or DELETE changed
+	 * instead of retracting the old rows; NULL when it retracts them.
+	 */
+	char	   *retract_refusal;
 } FlowPlan;
 
 /*

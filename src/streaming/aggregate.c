@@ -49,6 +49,9 @@ inline_fn_for(Oid fnoid)
 		case F_INT8INC:
 		case F_INT8INC_ANY:
 			return AGG_FN_INT8INC;
+		case F_INT8DEC:
+		case F_INT8DEC_ANY:
+			return AGG_FN_INT8DEC;
 		case F_INT8PL:
 			return AGG_FN_INT8PL;
 		case F_FLOAT8PL:
@@ -91,8 +94,12 @@ set_call_expressions(AggSupport *agg, FlowAggregate *def, Form_pg_aggregate form
 
 	build_aggregate_transfn_expr(input_types, ninputs, 0, aggref->aggvariadic,
 								 transtype, aggref->inputcollid, def->transfn,
-								 InvalidOid, &transfn_expr, &invtransfn_expr);
+								 def->retract == FLOW_RETRACT_INVERSE ? def->minvtransfn : InvalidOid,
+								 &transfn_expr, &invtransfn_expr);
 	fmgr_info_set_expr((Node *) transfn_expr, &agg->transfn);
+	if (invtransfn_expr)
+		fmgr_info_set_expr((Node *) invtransfn_expr, &agg->invtransfn);
+	invtransfn_expr = NULL;
 	if (OidIsValid(def->combinefn))
 	{
 		/* a combine function is a transition function over the state type */
@@ -152,8 +159,15 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 	if (agg->has_finalfn)
 	{
 		fmgr_info(def->finalfn, &agg->finalfn);
-		agg->final_nargs = form->aggfinalextra ? agg->nargs + 1 : 1;
+		agg->final_nargs = (def->moving ? form->aggmfinalextra : form->aggfinalextra) ?
+			agg->nargs + 1 : 1;
 	}
+	agg->retract = def->retract;
+	agg->counter = -1;
+	if (def->retract == FLOW_RETRACT_INVERSE)
+		fmgr_info(def->minvtransfn, &agg->invtransfn);
+	else if (def->retract == FLOW_RETRACT_EXTREME)
+		fmgr_info(get_opcode(def->sortop), &agg->sortopfn);
 	agg->transtype = def->transtype;
 	get_typlenbyval(agg->transtype, &agg->translen, &agg->transbyval);
 	set_call_expressions(agg, def, form);
@@ -161,8 +175,12 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 	{
 		agg->trans_inline = inline_fn_for(def->transfn);
 		agg->combine_inline = inline_fn_for(def->combinefn);
+		if (def->retract == FLOW_RETRACT_INVERSE)
+			agg->inv_inline = inline_fn_for(def->minvtransfn);
 	}
-	initval = SysCacheGetAttr(AGGFNOID, tuple, Anum_pg_aggregate_agginitval, &isnull);
+	initval = SysCacheGetAttr(AGGFNOID, tuple,
+							  def->moving ? Anum_pg_aggregate_aggminitval : Anum_pg_aggregate_agginitval,
+							  &isnull);
 	agg->has_initval = !isnull;
 	if (agg->has_initval)
 	{
@@ -176,6 +194,29 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 	agg->resulttype = aggref->aggtype;
 	agg->collation = aggref->inputcollid;
 	ReleaseSysCache(tuple);
+}
+
+void
+agg_support_init_counter(AggSupport *agg)
+{
+	memset(agg, 0, sizeof(AggSupport));
+	agg->nargs = 0;
+	fmgr_info(F_INT8INC, &agg->transfn);
+	fmgr_info(F_INT8PL, &agg->combinefn);
+	agg->trans_inline = AGG_FN_INT8INC;
+	agg->combine_inline = AGG_FN_INT8PL;
+	agg->retract = FLOW_RETRACT_INVERSE;
+	fmgr_info(F_INT8DEC, &agg->invtransfn);
+	agg->inv_inline = AGG_FN_INT8DEC;
+	agg->counter = -1;
+	agg->is_counter = true;
+	agg->transtype = INT8OID;
+	agg->translen = sizeof(int64);
+	agg->transbyval = true;
+	agg->has_initval = true;
+	agg->initval = Int64GetDatum(0);
+	agg->resulttype = INT8OID;
+	agg->collation = InvalidOid;
 }
 
 AggContext *
@@ -273,6 +314,12 @@ call_inline(AggInlineFn fn, Datum state, Datum arg)
 						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 						 errmsg("bigint out of range")));
 			return Int64GetDatum(r);
+		case AGG_FN_INT8DEC:
+			if (unlikely(pg_sub_s64_overflow(DatumGetInt64(state), 1, &r)))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("bigint out of range")));
+			return Int64GetDatum(r);
 		case AGG_FN_INT8PL:
 			if (unlikely(pg_add_s64_overflow(DatumGetInt64(state), DatumGetInt64(arg), &r)))
 				ereport(ERROR,
@@ -299,14 +346,15 @@ call_inline(AggInlineFn fn, Datum state, Datum arg)
 	pg_unreachable();
 }
 
-/* Calls a transition or combine function on trans and one more input. */
+/* Calls a transition, combine or inverse function on trans and one more input. */
 static void
 call_transition(AggContext *cxt, AggSupport *agg, FmgrInfo *fn, AggTrans *trans,
 				int nargs, Datum *args, bool *argnulls)
 {
 	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
 	Datum		newval;
-	AggInlineFn inline_fn = fn == &agg->transfn ? agg->trans_inline : agg->combine_inline;
+	AggInlineFn inline_fn = fn == &agg->transfn ? agg->trans_inline :
+		fn == &agg->invtransfn ? agg->inv_inline : agg->combine_inline;
 
 	/* every inline function is strict: NULLs were dealt with by our callers */
 	if (inline_fn != AGG_FN_CALL && !trans->isnull && (nargs == 0 || !argnulls[0]))
@@ -332,7 +380,7 @@ call_transition(AggContext *cxt, AggSupport *agg, FmgrInfo *fn, AggTrans *trans,
 	trans->noinit = false;
 }
 
-void
+bool
 agg_advance(AggContext *cxt, AggSupport *agg, AggTrans *trans,
 			Datum *args, bool *argnulls)
 {
@@ -340,7 +388,7 @@ agg_advance(AggContext *cxt, AggSupport *agg, AggTrans *trans,
 	{
 		for (int i = 0; i < agg->nargs; i++)
 			if (argnulls[i])
-				return;
+				return false;
 		if (trans->noinit)
 		{
 			/* the first input is the state (its type is the state type) */
@@ -350,12 +398,63 @@ agg_advance(AggContext *cxt, AggSupport *agg, AggTrans *trans,
 			trans->isnull = false;
 			trans->noinit = false;
 			MemoryContextSwitchTo(old);
-			return;
+			return true;
 		}
 		if (trans->isnull)
-			return;				/* a strict function keeps a NULL state NULL */
+			return true;		/* a strict function keeps a NULL state NULL */
 	}
 	call_transition(cxt, agg, &agg->transfn, trans, agg->nargs, args, argnulls);
+	return true;
+}
+
+bool
+agg_retract(AggContext *cxt, AggSupport *agg, AggTrans *trans, AggTrans *counter,
+			Datum *args, bool *argnulls)
+{
+	switch (agg->retract)
+	{
+		case FLOW_RETRACT_NONE:
+			return false;
+		case FLOW_RETRACT_EXTREME:
+			/* min/max skip NULLs; the state is the extreme of the rest */
+			if (agg->transfn.fn_strict && argnulls[0])
+				return true;
+			if (trans->noinit || trans->isnull)
+				return false;
+
+			/*
+			 * The sort operator says "state before value" (max: state >
+			 * value): the value is not the extreme and the state stands.
+			 * Equal, or NaN-like, or after: the extreme may have gone.
+			 */
+			return DatumGetBool(FunctionCall2Coll(&agg->sortopfn, agg->collation,
+												  trans->value, args[0]));
+		case FLOW_RETRACT_INVERSE:
+			if (agg->invtransfn.fn_strict)
+				for (int i = 0; i < agg->nargs; i++)
+					if (argnulls[i])
+						return true;	/* never counted */
+			if (counter != NULL)
+			{
+				int64		inputs = DatumGetInt64(counter->value);
+
+				if (inputs <= 0)
+					return false;
+				counter->value = Int64GetDatum(inputs - 1);
+				if (inputs == 1)
+				{
+					/* the last input: back to the initial state, not the inverse's */
+					agg_init_trans(cxt, agg, 1, trans);
+					return true;
+				}
+			}
+			if (trans->noinit || trans->isnull)
+				return false;
+			call_transition(cxt, agg, &agg->invtransfn, trans, agg->nargs, args, argnulls);
+			/* NULL from an inverse: "cannot take this one back" (nodeWindowAgg.c) */
+			return !trans->isnull;
+	}
+	pg_unreachable();
 }
 
 static Datum call_serialfn(AggContext *cxt, AggSupport *agg, Datum state);
@@ -421,6 +520,19 @@ call_deserialfn(AggContext *cxt, AggSupport *agg, Datum bytes)
 	result = FunctionCallInvoke(fcinfo);
 	if (fcinfo->isnull)
 		elog(ERROR, "deserialization function %u returned NULL", agg->deserialfn.fn_oid);
+
+	/*
+	 * PostgreSQL 15's numeric_deserialize and numeric_poly_deserialize
+	 * make states that no longer add squares (calcSumX2 false), fixed
+	 * upstream in commit 6a93535: parallel query only ever combines
+	 * them, but the worker also runs the transition and inverse functions
+	 * of variance and stddev on deserialized states.  The flag is the
+	 * first member of both state structs (numeric.c); set it as the fixed
+	 * functions do.
+	 */
+	if (agg->deserialfn.fn_oid == F_NUMERIC_DESERIALIZE ||
+		agg->deserialfn.fn_oid == F_NUMERIC_POLY_DESERIALIZE)
+		*(bool *) DatumGetPointer(result) = true;
 	return result;
 }
 

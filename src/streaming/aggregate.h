@@ -24,6 +24,7 @@ typedef enum AggInlineFn
 {
 	AGG_FN_CALL,				/* call the function */
 	AGG_FN_INT8INC,				/* count */
+	AGG_FN_INT8DEC,				/* count's inverse */
 	AGG_FN_INT8PL,				/* count's combine */
 	AGG_FN_FLOAT8PL,
 	AGG_FN_FLOAT8_LARGER,
@@ -44,6 +45,21 @@ typedef struct AggSupport
 	FmgrInfo	combinefn;
 	AggInlineFn trans_inline;
 	AggInlineFn combine_inline;
+
+	/*
+	 * Taking a row back (retract_plan.c).  counter: the hidden aggregate
+	 * that counts this one's inputs, -1 when none: removing the last input
+	 * reinitializes the state instead of calling the inverse, as
+	 * nodeWindowAgg.c does.  is_counter: this is such a hidden count, fed
+	 * by its aggregate's inputs (or by the group's rows), never evaluated.
+	 */
+	FlowRetract retract;
+	FmgrInfo	invtransfn;		/* FLOW_RETRACT_INVERSE */
+	AggInlineFn inv_inline;
+	FmgrInfo	sortopfn;		/* FLOW_RETRACT_EXTREME */
+	int			counter;
+	bool		is_counter;
+
 	FmgrInfo	serialfn;		/* internal states only */
 	FmgrInfo	deserialfn;
 	FmgrInfo	finalfn;
@@ -80,6 +96,9 @@ typedef struct AggContext
 
 /* Looks the aggregate up; inline_functions: may AGG_FN_* be used. */
 extern void agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions);
+
+/* A hidden count of inputs or rows (count(*)'s functions, inline). */
+extern void agg_support_init_counter(AggSupport *agg);
 extern AggContext *agg_context_create(MemoryContext memory);
 
 /* The same with states in memory (which may be reset) and the node elsewhere. */
@@ -88,8 +107,20 @@ extern AggContext *agg_context_create_in(MemoryContext node_memory, MemoryContex
 /* Initial transition values of a new group, in the context's memory. */
 extern void agg_init_trans(AggContext *cxt, AggSupport *aggs, int naggs, AggTrans *trans);
 
-/* One input row: transfn with nodeAgg's strictness rules. */
-extern void agg_advance(AggContext *cxt, AggSupport *agg, AggTrans *trans,
+/*
+ * One input row: transfn with nodeAgg's strictness rules; false when a
+ * strict function skipped it (a NULL input: not counted).
+ */
+extern bool agg_advance(AggContext *cxt, AggSupport *agg, AggTrans *trans,
+						Datum *args, bool *argnulls);
+
+/*
+ * Takes one input row back out of trans (its inputs counted in counter,
+ * NULL when the aggregate has none).  False when the state cannot say what
+ * it is without the row: the extreme was removed, the inverse declined, or
+ * the state never had the row -- the group must be recomputed.
+ */
+extern bool agg_retract(AggContext *cxt, AggSupport *agg, AggTrans *trans, AggTrans *counter,
 						Datum *args, bool *argnulls);
 
 /*

@@ -8,9 +8,10 @@
  * int64 time ordinals (lowest and highest row time, or an empty range),
  * then per aggregate a byte (1: no input yet, the state is nothing) and
  * its state as agg_serialize writes it (serialfn for internal states).
- * An input row: the key and the time range of one row, then per aggregate
+ * An input row: the key and the time range of one row, a byte (1: the
+ * row is taken back, an UPDATE's or DELETE's old row), then per aggregate
  * a byte (1: its FILTER kept the row) followed, when 1, by its
- * arguments.  A writer ships the rows themselves when they are
+ * arguments; hidden counts (operator.h) have no arguments of their own.  A writer ships the rows themselves when they are
  * nearly all groups of their own (stream_capture.c): the worker then runs
  * the transitions instead of combining one-row states.  A batch of a flow
  * without aggregates is its sink rows.  Writers build batches at commit;
@@ -32,6 +33,7 @@ codec_inputs_create(StreamGraph *graph)
 	{
 		inputs[i].values = palloc(sizeof(Datum) * Max(graph->aggs[i].nargs, 1));
 		inputs[i].nulls = palloc(sizeof(bool) * Max(graph->aggs[i].nargs, 1));
+		inputs[i].skip = graph->aggs[i].is_counter;	/* never shipped */
 	}
 	return inputs;
 }
@@ -134,9 +136,11 @@ codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
 }
 
 void
-codec_write_input_key(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi)
+codec_write_input_key(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi,
+					  int sign)
 {
 	write_key_and_times(buf, graph, time_lo, time_hi);
+	appendStringInfoChar(buf, sign < 0 ? 1 : 0);
 }
 
 void
@@ -153,12 +157,14 @@ codec_write_input_args(StringInfo buf, StreamGraph *graph, int i, bool kept)
 
 void
 codec_read_input(char **cursor, StreamGraph *graph, AggContext *cxt,
-				 int64 *time_lo, int64 *time_hi, AggInput *inputs)
+				 int64 *time_lo, int64 *time_hi, int *sign, AggInput *inputs)
 {
 	MemoryContext old = MemoryContextSwitchTo(cxt->memory);
 
 	read_key_and_times(cursor, graph, time_lo, time_hi);
-	for (int i = 0; i < graph->naggs; i++)
+	*sign = **cursor != 0 ? -1 : 1;
+	*cursor += 1;
+	for (int i = 0; i < graph->nuser_aggs; i++)
 	{
 		inputs[i].skip = **cursor == 0;
 		*cursor += 1;

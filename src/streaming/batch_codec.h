@@ -50,20 +50,23 @@ extern void codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
 							 int64 *time_lo, int64 *time_hi, AggTrans *trans);
 
 /*
- * A row as aggregate inputs: its key (in key_slot, after graph_eval_row)
- * and time range, then for each aggregate i in turn whether its FILTER
+ * A row as aggregate inputs: its key (in key_slot, after graph_eval_row),
+ * time range and sign (1 added, -1 taken back), then for each aggregate i in turn whether its FILTER
  * kept the row and, if so, its arguments (in arg_values/arg_nulls, after
  * graph_eval_agg_args).  Called in the row's memory (the graph's per-tuple
  * memory), where detoasted copies of the values go; the buffer grows in
  * its own.
  */
 extern void codec_write_input_key(StringInfo buf, StreamGraph *graph, int64 time_lo,
-								  int64 time_hi);
+								  int64 time_hi, int sign);
 extern void codec_write_input_args(StringInfo buf, StreamGraph *graph, int i, bool kept);
 
-/* The next input row: key into graph->key_slot, inputs in cxt's memory. */
+/*
+ * The next input row: key into graph->key_slot, inputs in cxt's memory;
+ * sign 1 for a row added, -1 for a row taken back (an old row).
+ */
 extern void codec_read_input(char **cursor, StreamGraph *graph, AggContext *cxt,
-							 int64 *time_lo, int64 *time_hi, AggInput *inputs);
+							 int64 *time_lo, int64 *time_hi, int *sign, AggInput *inputs);
 
 /* A sink row of a flow without aggregates. */
 extern void codec_write_row(StringInfo buf, StreamGraph *graph, Datum *values, bool *nulls);

@@ -729,6 +729,34 @@ store_delete_where(GroupStore *store, StoreFilter drop, void *arg)
 	header->changed_tail = changed_tail;
 }
 
+void
+store_drop_group(GroupStore *store, StoredGroup *group)
+{
+	StoreHeader *header = store->header;
+	dsa_pointer *link;
+
+	Assert(!(group->flags & STORED_CHANGED));
+	if (store->graph->nkeys == 0)
+	{
+		free_group(store, header->single, group);
+		header->single = InvalidDsaPointer;
+		return;
+	}
+	link = &((dsa_pointer *) dsa_get_address(store->area, header->buckets))
+		[group->hash & (header->nbuckets - 1)];
+	while (DsaPointerIsValid(*link))
+	{
+		if (*link == group->self)
+		{
+			*link = group->next;
+			free_group(store, group->self, group);
+			return;
+		}
+		link = &((StoredGroup *) dsa_get_address(store->area, *link))->next;
+	}
+	elog(ERROR, "flowpg: group to drop not found in its bucket");
+}
+
 static bool
 drop_all(StoredGroup *group, void *arg)
 {

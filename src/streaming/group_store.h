@@ -31,6 +31,7 @@ typedef struct StoredGroup
 #define STORED_CHANGED	0x01
 #define STORED_IN_SINK	0x02
 #define STORED_WNULL	0x04	/* no window key, or a NULL one */
+#define STORED_STALE	0x08	/* a retraction it could not take: recomputed, not written */
 
 typedef struct GroupStore GroupStore;
 
@@ -94,6 +95,9 @@ extern StoredGroup *store_next(GroupStore *store, StoreIterator *iter);
 /* Deletes the groups drop() accepts. */
 typedef bool (*StoreFilter) (StoredGroup *group, void *arg);
 extern void store_delete_where(GroupStore *store, StoreFilter drop, void *arg);
+
+/* Deletes one group, which must not be marked changed. */
+extern void store_drop_group(GroupStore *store, StoredGroup *group);
 
 extern int64 store_groups(GroupStore *store);
 

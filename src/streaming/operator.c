@@ -116,7 +116,7 @@ group_ref_mutator(Node *node, BuildContext *cxt)
 		return NULL;
 	if (IsA(node, Aggref))
 	{
-		for (int i = 0; i < graph->naggs; i++)
+		for (int i = 0; i < graph->nuser_aggs; i++)
 		{
 			FlowAggregate *def = list_nth(graph->plan->aggregates, i);
 
@@ -270,7 +270,15 @@ build_aggregates(BuildContext *cxt)
 	ListCell   *lc;
 	int			maxargs = 1;
 
-	graph->naggs = list_length(graph->plan->aggregates);
+	graph->nuser_aggs = list_length(graph->plan->aggregates);
+	graph->retracts = graph->plan->is_aggregate && graph->plan->retract_refusal == NULL;
+	graph->rows_counter = -1;
+	graph->naggs = graph->nuser_aggs;
+	if (graph->retracts)
+	{
+		/* at most a count per aggregate, and one of the rows */
+		graph->naggs += graph->nuser_aggs + 1;
+	}
 	graph->aggs = palloc0(sizeof(AggSupport) * Max(graph->naggs, 1));
 	graph->agg_args = palloc0(sizeof(ExprState **) * Max(graph->naggs, 1));
 	graph->agg_filters = palloc0(sizeof(ExprState *) * Max(graph->naggs, 1));
@@ -289,6 +297,30 @@ build_aggregates(BuildContext *cxt)
 			graph->agg_filters[i] = compile_qual(cxt, (Node *) def->aggref->aggfilter);
 		maxargs = Max(maxargs, graph->aggs[i].nargs);
 		graph->internal_states |= graph->aggs[i].transtype == INTERNALOID;
+	}
+	if (graph->retracts)
+	{
+		int			n = graph->nuser_aggs;
+
+		/*
+		 * count's state is its own count of inputs; every other inverse
+		 * gets one, to reinitialize the state when the last input goes.
+		 */
+		for (int i = 0; i < graph->nuser_aggs; i++)
+		{
+			FlowAggregate *def = list_nth(graph->plan->aggregates, i);
+
+			if (def->retract != FLOW_RETRACT_INVERSE ||
+				def->transfn == F_INT8INC || def->transfn == F_INT8INC_ANY)
+				continue;
+			agg_support_init_counter(&graph->aggs[n]);
+			graph->agg_args[n] = palloc(sizeof(ExprState *));
+			graph->aggs[i].counter = n++;
+		}
+		agg_support_init_counter(&graph->aggs[n]);
+		graph->agg_args[n] = palloc(sizeof(ExprState *));
+		graph->rows_counter = n++;
+		graph->naggs = n;
 	}
 	graph->init_trans = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
 	graph->arg_values = palloc(sizeof(Datum) * maxargs);
@@ -743,12 +775,25 @@ graph_eval_agg_args(StreamGraph *graph, int i)
 {
 	ExprContext *econtext = graph->econtext;
 
+	/* a hidden count has no inputs of its own: its aggregate's feed it */
+	if (graph->aggs[i].is_counter)
+		return false;
 	if (graph->agg_filters[i] && !ExecQual(graph->agg_filters[i], econtext))
 		return false;
 	for (int a = 0; a < graph->aggs[i].nargs; a++)
 		graph->arg_values[a] = ExecEvalExpr(graph->agg_args[i][a], econtext,
 											&graph->arg_nulls[a]);
 	return true;
+}
+
+/* One more input in a hidden count of a group (by-value: no memory). */
+static inline void
+group_count_input(StreamGraph *graph, FlowGroup *group, int counter)
+{
+	AggTrans	count = group_get_trans(group, graph->naggs, counter);
+
+	count.value = Int64GetDatum(DatumGetInt64(count.value) + 1);
+	group_put_trans(group, graph->naggs, counter, &count);
 }
 
 bool
@@ -764,19 +809,25 @@ graph_accumulate_row(StreamGraph *graph, GroupTable *table)
 	group = group_lookup(graph, table, true);
 	group->time_lo = Min(group->time_lo, time_lo);
 	group->time_hi = Max(group->time_hi, time_hi);
-	for (int i = 0; i < graph->naggs; i++)
+	for (int i = 0; i < graph->nuser_aggs; i++)
 	{
 		MemoryContext old;
 		AggTrans	trans;
+		bool		counted;
 
 		if (!graph_eval_agg_args(graph, i))
 			continue;
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 		trans = group_get_trans(group, graph->naggs, i);
-		agg_advance(table->aggcxt, &graph->aggs[i], &trans, graph->arg_values, graph->arg_nulls);
+		counted = agg_advance(table->aggcxt, &graph->aggs[i], &trans, graph->arg_values,
+							  graph->arg_nulls);
 		group_put_trans(group, graph->naggs, i, &trans);
 		MemoryContextSwitchTo(old);
+		if (counted && graph->aggs[i].counter >= 0)
+			group_count_input(graph, group, graph->aggs[i].counter);
 	}
+	if (graph->rows_counter >= 0)
+		group_count_input(graph, group, graph->rows_counter);
 	return true;
 }
 

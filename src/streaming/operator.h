@@ -124,8 +124,17 @@ typedef struct StreamGraph
 	WindowCache *window_cache;	/* windows of recent rows; NULL: evaluate */
 	TupleTableSlot *key_slot;
 
-	/* aggregates: support functions and argument expressions */
+	/*
+	 * aggregates: support functions and argument expressions.  The first
+	 * nuser_aggs are the query's; a flow that retracts (retracts) has
+	 * hidden counts after them (AggSupport.is_counter): its aggregates'
+	 * inputs, and the group's rows (rows_counter, -1 when none), by which a
+	 * group whose last row went leaves the sink.
+	 */
 	int			naggs;
+	int			nuser_aggs;
+	bool		retracts;
+	int			rows_counter;
 	AggSupport *aggs;
 	bool		internal_states;	/* some state is internal: serialfn runs */
 	ExprState ***agg_args;
@@ -175,6 +184,7 @@ extern bool graph_accumulate_row(StreamGraph *graph, GroupTable *table);
  */
 extern bool graph_eval_row(StreamGraph *graph, int64 *time_lo, int64 *time_hi);
 extern bool graph_eval_agg_args(StreamGraph *graph, int i);
+
 
 /* The projected sink row of the row in the row slot (non-aggregate flows). */
 extern bool graph_project_row(StreamGraph *graph, Datum *values, bool *nulls);

@@ -91,13 +91,16 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 		int64		w = 0;
 		bool		counted;
 		bool		expired;
+		int			sign = 1;
+		StoredGroup *merged;
 
 		if (flow->store)
 			store_reset_local(flow->store);
 		ResetExprContext(graph->econtext);
 		MemoryContextReset(flow->batch_memory);
 		if (is_row)
-			codec_read_input(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi, flow->inputs);
+			codec_read_input(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi, &sign,
+							 flow->inputs);
 		else
 			codec_read_group(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi,
 							 flow->partials);
@@ -130,9 +133,17 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 				fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */
 			continue;
 		}
-		(void) stream_state_merge_group(flow, time_lo, time_hi,
-										is_row ? NULL : flow->partials,
-										is_row ? flow->inputs : NULL, false);
+		merged = stream_state_merge_group(flow, time_lo, time_hi,
+										  is_row ? NULL : flow->partials,
+										  is_row ? flow->inputs : NULL, sign, false);
+
+		/*
+		 * A retraction the state could not take (the maximum deleted): the
+		 * group's window is recomputed from the source, next round, and
+		 * the group is not written meanwhile.
+		 */
+		if (merged->flags & STORED_STALE)
+			fall_back(flow, wnull, time_lo, time_hi);
 	}
 }
 

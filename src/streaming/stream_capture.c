@@ -324,10 +324,15 @@ start_overflow(FlowPartial *partial)
 	partial->unmerged_groups = 0;
 }
 
-/* One source row in slot through the graph into the partial. */
+/*
+ * One source row in slot through the graph into the partial: added (sign
+ * 1), or taken back (sign -1: an UPDATE's or DELETE's old row, always
+ * shipped as a row, which the worker runs through the inverse functions
+ * after the transaction's groups).
+ */
 static void
 accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
-			   AttrNumber *map, Datum *values, bool *nulls)
+			   AttrNumber *map, Datum *values, bool *nulls, int sign)
 {
 	partial->nrows_in++;
 	if (partial->overflow)
@@ -336,7 +341,8 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 		return;
 	}
 	graph_load_row(graph, slot, map);
-	if (graph->plan->is_aggregate && partial->ship_rows && partial->nrows_out < SHIP_ROWS_MAX)
+	if (graph->plan->is_aggregate &&
+		(sign < 0 || (partial->ship_rows && partial->nrows_out < SHIP_ROWS_MAX)))
 	{
 		int64		lo;
 		int64		hi;
@@ -346,12 +352,13 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 			/* evaluated and written in the row's memory (detoasted copies too) */
 			MemoryContext old = MemoryContextSwitchTo(graph->econtext->ecxt_per_tuple_memory);
 
-			codec_write_input_key(&partial->rows, graph, lo, hi);
-			for (int i = 0; i < graph->naggs; i++)
+			codec_write_input_key(&partial->rows, graph, lo, hi, sign);
+			for (int i = 0; i < graph->nuser_aggs; i++)
 				codec_write_input_args(&partial->rows, graph, i, graph_eval_agg_args(graph, i));
 			MemoryContextSwitchTo(old);
 			partial->nrows_out++;
-			partial->naccepted++;
+			if (sign > 0)
+				partial->naccepted++;
 			if (lo > hi)
 				partial->rows_untimed = true;
 			partial->time_lo = Min(partial->time_lo, lo);
@@ -378,26 +385,71 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 	}
 }
 
-/*
- * Runs the inserted rows (a statement's transition table, or one row)
- * through the flow's graph into the level's partial.
- */
+/* The rows of one statement (a transition table) or one row, with a sign. */
+typedef struct CapturedRows
+{
+	Tuplestorestate *table;
+	TupleTableSlot *row;
+	int			sign;
+} CapturedRows;
+
+/* Runs a transition table or a row through the flow's graph into the partial. */
 static void
-accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows,
-				TupleTableSlot *one_row, PartialLevel *level)
+accumulate_rows_of(StreamGraph *graph, FlowPartial *partial, Relation rel, AttrNumber *map,
+				   CapturedRows *rows, Datum *values, bool *nulls)
+{
+	TupleTableSlot *slot;
+	int			readptr;
+
+	if (rows->row != NULL)
+	{
+		accumulate_row(graph, partial, rows->row, map, values, nulls, rows->sign);
+		return;
+	}
+	if (rows->table == NULL)
+		return;
+	/* our own read pointer: other triggers may read the same table */
+	readptr = tuplestore_alloc_read_pointer(rows->table, EXEC_FLAG_REWIND);
+	tuplestore_select_read_pointer(rows->table, readptr);
+	tuplestore_rescan(rows->table);
+	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(rows->table, true, false, slot))
+		accumulate_row(graph, partial, slot, map, values, nulls, rows->sign);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+static int64
+captured_count(CapturedRows *rows)
+{
+	if (rows->row != NULL)
+		return 1;
+	return rows->table ? tuplestore_tuple_count(rows->table) : 0;
+}
+
+/*
+ * Runs a statement's rows through the flow's graph into the level's
+ * partial: the new rows (inserted, or an UPDATE's new versions), then the
+ * old ones taken back.  New first: a row updated in place then never
+ * leaves a state that has it (a max updated upwards stays exact).  False,
+ * touching nothing, when there are old rows and the flow cannot retract:
+ * the caller logs their windows dirty instead.
+ */
+static bool
+accumulate_rows(int64 flow_id, uint32 version, Relation rel, CapturedRows *new_rows,
+				CapturedRows *old_rows, PartialLevel *level)
 {
 	GraphCacheEntry *entry;
 	StreamGraph *graph;
 	AttrNumber *map;
 	FlowPartial *partial;
-	TupleTableSlot *slot;
 	FlowIdentity identity;
-	int			readptr;
 	Datum	   *values = NULL;
 	bool	   *nulls = NULL;
 
 	entry = capture_graph_get(flow_id, version);
 	graph = entry->graph;
+	if (captured_count(old_rows) > 0 && !graph->retracts)
+		return false;
 	map = capture_graph_map(entry, rel);
 	partial = level_partial(level, flow_id, entry);
 	if (!graph->plan->is_aggregate)
@@ -429,24 +481,15 @@ accumulate_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	 * bulk INSERT ... SELECT) would mostly overflow: it goes to the
 	 * recompute at once, for no more than batching's capture costs.
 	 */
-	if (rows != NULL && !partial->overflow &&
-		tuplestore_tuple_count(rows) > overflow_groups())
+	if (!partial->overflow &&
+		captured_count(new_rows) + captured_count(old_rows) > overflow_groups())
 		start_overflow(partial);
 
-	if (rows == NULL)
-		accumulate_row(graph, partial, one_row, map, values, nulls);
-	else
-	{
-		readptr = tuplestore_alloc_read_pointer(rows, EXEC_FLAG_REWIND);
-		tuplestore_select_read_pointer(rows, readptr);
-		tuplestore_rescan(rows);
-		slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
-		while (tuplestore_gettupleslot(rows, true, false, slot))
-			accumulate_row(graph, partial, slot, map, values, nulls);
-		ExecDropSingleTupleTableSlot(slot);
-	}
+	accumulate_rows_of(graph, partial, rel, map, new_rows, values, nulls);
+	accumulate_rows_of(graph, partial, rel, map, old_rows, values, nulls);
 
 	flow_leave(&identity);
+	return true;
 }
 
 /*
@@ -462,9 +505,10 @@ typedef struct CaptureCall
 	int64		flow_id;
 	uint32		version;
 	Relation	rel;
-	Tuplestorestate *rows;
-	TupleTableSlot *one_row;
+	CapturedRows new_rows;
+	CapturedRows old_rows;
 	PartialLevel *level;
+	bool		taken;			/* false: old rows the flow cannot retract */
 } CaptureCall;
 
 static void
@@ -472,8 +516,8 @@ capture_call(void *arg)
 {
 	CaptureCall *call = (CaptureCall *) arg;
 
-	accumulate_rows(call->flow_id, call->version, call->rel, call->rows, call->one_row,
-					call->level);
+	call->taken = accumulate_rows(call->flow_id, call->version, call->rel, &call->new_rows,
+								  &call->old_rows, call->level);
 }
 
 /* The writer's warning that a flow's own code failed on its rows. */
@@ -497,11 +541,15 @@ report_flow_error(int64 flow_id, ErrorData *edata)
 				 errdetail("The flow is recomputed from its source instead; its owner finds the error in flowpg.flow_errors.")));
 }
 
-static void
-capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows,
-				TupleTableSlot *one_row)
+/*
+ * True when the flow took the rows (or will be recomputed: its code
+ * failed); false when it declined old rows it cannot retract.
+ */
+static bool
+capture_guarded(CaptureCall *callp)
 {
-	CaptureCall call = {flow_id, version, rel, rows, one_row, NULL};
+	CaptureCall call = *callp;
+	int64		flow_id = call.flow_id;
 	ErrorData  *edata;
 	ListCell   *lc;
 	MemoryContext old;
@@ -517,7 +565,7 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	if (shipping)
 	{
 		dirty_log_append(flow_id, true, 0, 0, 0);
-		return;
+		return true;
 	}
 	/* the writer's own level: the subtransaction below is ours only */
 	call.level = current_level();
@@ -530,11 +578,11 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	for (PartialLevel *l = call.level; l != NULL; l = l->parent)
 		foreach(lc, l->failed)
 			if (*(int64 *) lfirst(lc) == flow_id)
-				return;
+				return true;
 
 	edata = subxact_run(capture_call, &call);
 	if (edata == NULL)
-		return;
+		return call.taken;
 
 	foreach(lc, call.level->flows)
 	{
@@ -553,19 +601,27 @@ capture_guarded(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *ro
 	MemoryContextSwitchTo(old);
 	report_flow_error(flow_id, edata);
 	FreeErrorData(edata);
+	return true;
 }
 
-void
-stream_capture_rows(int64 flow_id, uint32 version, Relation rel, Tuplestorestate *rows)
+bool
+stream_capture_statement(int64 flow_id, uint32 version, Relation rel,
+						 Tuplestorestate *new_rows, Tuplestorestate *old_rows)
 {
-	if (rows != NULL)
-		capture_guarded(flow_id, version, rel, rows, NULL);
+	CaptureCall call = {flow_id, version, rel, {new_rows, NULL, 1}, {old_rows, NULL, -1}};
+
+	if (new_rows == NULL && old_rows == NULL)
+		return true;
+	return capture_guarded(&call);
 }
 
-void
-stream_capture_row(int64 flow_id, uint32 version, Relation rel, TupleTableSlot *row)
+bool
+stream_capture_row(int64 flow_id, uint32 version, Relation rel, TupleTableSlot *new_row,
+				   TupleTableSlot *old_row)
 {
-	capture_guarded(flow_id, version, rel, NULL, row);
+	CaptureCall call = {flow_id, version, rel, {NULL, new_row, 1}, {NULL, old_row, -1}};
+
+	return capture_guarded(&call);
 }
 
 /* Merges a committed subtransaction's partial into its parent's. */

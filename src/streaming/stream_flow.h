@@ -136,13 +136,18 @@ typedef struct StreamFlow
 	bool		backfill_checked;	/* backfilling is known for this graph */
 	bool		ran;			/* this transaction's round got its locks and ran */
 	List	   *written;		/* groups written this round (in_sink marks to set) */
-	List	   *written_keep;	/* and whether the sink keeps each (int list) */
+	List	   *written_keep;	/* and what the sink does with each (WRITTEN_*) */
 
 	/* what this round could not apply: logged dirty */
 	bool		fallback_whole;
 	int64		fallback_lo;
 	int64		fallback_hi;
 } StreamFlow;
+
+/* What a round's sink write did with a group (StreamFlow.written_keep). */
+#define WRITTEN_DELETED	0		/* HAVING dropped it: not in the sink */
+#define WRITTEN_KEPT	1		/* in the sink */
+#define WRITTEN_GONE	2		/* its last row was taken back: leaves the state too */
 
 /* stream_state.c: the flow's shared part and store, this worker's handles */
 extern List *stream_state_handles(void);
@@ -157,7 +162,7 @@ extern int64 stream_state_window_of(StreamFlow *flow, int64 time);
 extern bool stream_state_in_skips(List *skips, bool window_null, int64 w);
 extern List *stream_state_skips_for(StreamFlow *flow, List *ranges, bool whole);
 extern StoredGroup *stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi,
-											 AggTrans *partials, AggInput *inputs,
+											 AggTrans *partials, AggInput *inputs, int sign,
 											 bool refilled);
 
 /* stream_apply.c: the round's first stage (take) and its apply stage */

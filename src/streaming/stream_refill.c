@@ -108,7 +108,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 		for (int i = 0; i < graph->naggs; i++)
 			flow->partials[i] = group_get_trans(group, graph->naggs, i);
 		stored = stream_state_merge_group(flow, group->time_lo, group->time_hi, flow->partials,
-										  NULL, true);
+										  NULL, 1, true);
 		if (mark_changed)
 			store_mark_changed(flow->store, stored);
 		CHECK_FOR_INTERRUPTS();

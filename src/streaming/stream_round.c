@@ -311,12 +311,18 @@ round_committed(StreamFlow *flow)
 		{
 			StoredGroup *group = lfirst(lg);
 
-			if (lfirst_int(lk))
+			if (lfirst_int(lk) == WRITTEN_KEPT)
 				group->flags |= STORED_IN_SINK;
 			else
 				group->flags &= ~STORED_IN_SINK;
 		}
 		store_clear_changed(flow->store);
+		/* groups whose last row went: gone from the sink, now from the state */
+		forboth(lg, flow->written, lk, flow->written_keep)
+		{
+			if (lfirst_int(lk) == WRITTEN_GONE)
+				store_drop_group(flow->store, lfirst(lg));
+		}
 	}
 	flow->written = flow->written_keep = NIL;
 	if (flow->sh)
@@ -605,9 +611,11 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 
 	/*
 	 * Batches are applied when the sink is written next: one round applies
-	 * all that came meanwhile, and the sink would show them no sooner.
+	 * all that came meanwhile, and the sink would show them no sooner.  So
+	 * are the windows the last round logged dirty itself (a retraction the
+	 * state could not take): the recompute should not wait for the check.
 	 */
-	if (want == QUEUE_WANT_BATCHES ||
+	if (want == QUEUE_WANT_BATCHES || sh->fallback_logged ||
 		(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store)))
 	{
 		at = sh->last_flush + (int64) flowpg_flush_interval_ms * 1000;

@@ -456,14 +456,54 @@ stream_state_skips_for(StreamFlow *flow, List *ranges, bool whole)
 }
 
 /*
+ * One shipped row's aggregate inputs into the states (sign > 0), or taken
+ * back out of them (sign < 0), with the hidden counts: false when a state
+ * cannot be had without recomputing the group.
+ */
+static bool
+apply_input(StreamGraph *graph, AggContext *cxt, AggTrans *trans, AggInput *inputs, int sign)
+{
+	bool		exact = true;
+
+	for (int i = 0; i < graph->nuser_aggs; i++)
+	{
+		AggSupport *agg = &graph->aggs[i];
+		AggTrans   *counter = agg->counter >= 0 ? &trans[agg->counter] : NULL;
+
+		if (inputs[i].skip)
+			continue;
+		if (sign > 0)
+		{
+			if (agg_advance(cxt, agg, &trans[i], inputs[i].values, inputs[i].nulls) && counter)
+				counter->value = Int64GetDatum(DatumGetInt64(counter->value) + 1);
+		}
+		else if (!agg_retract(cxt, agg, &trans[i], counter, inputs[i].values, inputs[i].nulls))
+			exact = false;
+	}
+	if (graph->rows_counter >= 0)
+	{
+		AggTrans   *rows = &trans[graph->rows_counter];
+
+		rows->value = Int64GetDatum(DatumGetInt64(rows->value) + sign);
+		/* fewer rows than none: the state never had this one */
+		if (DatumGetInt64(rows->value) < 0)
+			exact = false;
+	}
+	return exact;
+}
+
+/*
  * Merges one group's partial states (key in graph->key_slot) into the
  * state -- or, given inputs instead of partials, one row's aggregate
- * inputs through the transition functions.  refilled: the group comes
+ * inputs through the transition functions (sign > 0) or taken back out
+ * (sign < 0, an UPDATE's or DELETE's old row).  refilled: the group comes
  * from the source, which the sink already reflects (not marked changed).
+ * A retraction the state cannot take marks the group STORED_STALE: it is
+ * not written until a recompute of its window replaced it.
  */
 StoredGroup *
 stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTrans *partials,
-						 AggInput *inputs, bool refilled)
+						 AggInput *inputs, int sign, bool refilled)
 {
 	StreamGraph *graph = flow->graph;
 	GroupStore *store = flow->store;
@@ -476,17 +516,20 @@ stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTran
 	/* the touch comes first: the round may fail from here on */
 	stream_state_touch(flow, graph->window_key < 0 || (group->flags & STORED_WNULL), lo, hi);
 	store_load_trans(store, group, trans);
-	for (int i = 0; i < graph->naggs; i++)
+	if (inputs != NULL)
 	{
-		if (inputs != NULL)
+		if (!apply_input(graph, cxt, trans, inputs, sign))
+			group->flags |= STORED_STALE;
+	}
+	else
+	{
+		for (int i = 0; i < graph->naggs; i++)
 		{
-			if (!inputs[i].skip)
-				agg_advance(cxt, &graph->aggs[i], &trans[i], inputs[i].values, inputs[i].nulls);
+			/* a partial without input for the aggregate has nothing to combine */
+			if (!partials[i].noinit)
+				agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value,
+							partials[i].isnull, false);
 		}
-		/* a partial without input for the aggregate has nothing to combine */
-		else if (!partials[i].noinit)
-			agg_combine(cxt, &graph->aggs[i], &trans[i], partials[i].value, partials[i].isnull,
-						false);
 	}
 	store_save_trans(store, group, trans);
 	group->time_lo = lo;

@@ -46,6 +46,7 @@ write_sink(StreamFlow *flow)
 		Datum	   *values = palloc(sizeof(Datum) * Max(graph->noutputs, 1));
 		bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
 		bool		trust = !flow->sh->write_pending;
+		List	   *changed;
 		ListCell   *lc;
 		MemoryContext round = MemoryContextSwitchTo(flow->round_memory);
 
@@ -54,27 +55,41 @@ write_sink(StreamFlow *flow)
 		 * (round_committed): a round that does not get there changed
 		 * nothing of the state here, and the next one writes them again.
 		 */
-		flow->written = store_changed_list(flow->store);
+		changed = store_changed_list(flow->store);
+		flow->written = NIL;
 		flow->written_keep = NIL;
 		MemoryContextSwitchTo(round);
-		foreach(lc, flow->written)
+		foreach(lc, changed)
 		{
 			StoredGroup *group = lfirst(lc);
 			bool		in_sink = !trust || (group->flags & STORED_IN_SINK);
-			bool		keep;
+			int			keep;
 
+			/* waiting for its window's recompute: its state is not the source's */
+			if (group->flags & STORED_STALE)
+				continue;
 			ResetExprContext(graph->econtext);
 			store_reset_local(flow->store);
 			if (graph->nkeys > 0)
 				store_load_key(flow->store, group);
 			store_load_trans(flow->store, group, flow->trans);
-			keep = graph_finalize_output(graph, store_agg_context(flow->store), flow->trans,
-										 values, nulls);
-			if (keep)
+			if (graph->rows_counter >= 0 && graph->nkeys > 0 &&
+				DatumGetInt64(flow->trans[graph->rows_counter].value) == 0)
+			{
+				/* its last row was taken back: the group is gone */
+				keep = WRITTEN_GONE;
+				(void) graph_finalize_output(graph, store_agg_context(flow->store), flow->trans,
+											 values, nulls);
+			}
+			else
+				keep = graph_finalize_output(graph, store_agg_context(flow->store), flow->trans,
+											 values, nulls) ? WRITTEN_KEPT : WRITTEN_DELETED;
+			if (keep == WRITTEN_KEPT)
 				sink_rows_add(in_sink ? upserts : inserts, plan, values, nulls);
 			else if (in_sink)
 				sink_rows_add(deletes, plan, values, nulls);
 			round = MemoryContextSwitchTo(flow->round_memory);
+			flow->written = lappend(flow->written, group);
 			flow->written_keep = lappend_int(flow->written_keep, keep);
 			MemoryContextSwitchTo(round);
 		}
