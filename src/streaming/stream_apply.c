@@ -128,6 +128,14 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 
 				if (group)
 					store_mark_changed(flow->store, group);
+
+				/*
+				 * A row taken back from a group the refill did not find:
+				 * the group may be gone from the source while the sink
+				 * still holds it (a refill only upserts what it read).
+				 */
+				else if (is_row && sign < 0)
+					fall_back(flow, wnull, time_lo, time_hi);
 			}
 			else if (!expired)
 				fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */

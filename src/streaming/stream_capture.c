@@ -599,7 +599,12 @@ capture_guarded(CaptureCall *callp)
 	*id = flow_id;
 	call.level->failed = lappend(call.level->failed, id);
 	MemoryContextSwitchTo(old);
-	report_flow_error(flow_id, edata);
+	/*
+	 * Rows only taken back (a DELETE) failed as they did when they came
+	 * in, which was reported then; deleting them is how a user fixes it.
+	 */
+	if (captured_count(&call.new_rows) > 0)
+		report_flow_error(flow_id, edata);
 	FreeErrorData(edata);
 	return true;
 }
