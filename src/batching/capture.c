@@ -69,6 +69,13 @@ typedef struct CaptureFlow
 	Oid			time_type;
 	bool		streaming;		/* inserted rows go to the streaming engine */
 	uint32		version;		/* of its operator graph */
+
+	/*
+	 * FROM ONLY this table: an UPDATE or DELETE naming it also changes its
+	 * inheritance children, whose rows its transition tables hold too and
+	 * do not tell apart -- those changes are recomputed, not retracted.
+	 */
+	bool		only_this;
 } CaptureFlow;
 
 typedef struct CaptureEntry
@@ -302,6 +309,8 @@ capture_entry(Oid relid)
 		cf->streaming = strcmp(flow->mode, "streaming") == 0 && registry_available() &&
 			strcmp(flow->state, "restoring") != 0;
 		cf->version = cf->streaming ? graph_version(flow) : 0;
+		cf->only_this = table == relid &&
+			!flow_plan_reads_descendants(stringToNode(flow->query_tree), table);
 
 		/*
 		 * A changed row dirties only its own windows when the table is read
@@ -485,6 +494,8 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	for (int i = 0; i < entry->nflows; i++)
 	{
 		if (entry->flows[i].streaming &&
+			!(entry->flows[i].only_this && trigdata->tg_oldtable != NULL &&
+			  has_subclass(RelationGetRelid(rel))) &&
 			stream_capture_statement(entry->flows[i].flow_id, entry->flows[i].version, rel,
 									 trigdata->tg_newtable, trigdata->tg_oldtable))
 			taken[i] = true;

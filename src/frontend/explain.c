@@ -376,6 +376,24 @@ streaming_path(FlowAggregate *def)
 					flowpg_inline_aggregates ? "" : "; flowpg.inline_aggregates is off");
 }
 
+/* How the streaming engine takes a removed row back out of the aggregate. */
+static const char *
+retraction_text(FlowAggregate *def)
+{
+	switch (def->retract)
+	{
+		case FLOW_RETRACT_INVERSE:
+			return psprintf("exact, by the inverse transition function %s%s",
+							function_name(def->minvtransfn),
+							def->moving ? " on the moving-aggregate state" : "");
+		case FLOW_RETRACT_EXTREME:
+			return "free unless the removed value is the extreme, which recomputes the group's window";
+		case FLOW_RETRACT_NONE:
+			break;
+	}
+	return "none: no inverse transition function and no sort operator";
+}
+
 static void
 explain_aggregates(Explain *ex, FlowPlan *plan)
 {
@@ -410,6 +428,8 @@ explain_aggregates(Explain *ex, FlowPlan *plan)
 				 function_name(def->serialfn), function_name(def->deserialfn),
 				 function_name(def->finalfn));
 		add_line(ex, 2, "State type: %s", format_type_be(def->transtype));
+		if (ex->streaming)
+			add_line(ex, 2, "Retraction: %s", retraction_text(def));
 	}
 }
 
@@ -448,7 +468,7 @@ trigger_enabled(char tgenabled)
 }
 
 static void
-explain_capture(Explain *ex)
+explain_capture(Explain *ex, FlowPlan *plan)
 {
 	ListCell   *lc;
 
@@ -486,9 +506,13 @@ explain_capture(Explain *ex)
 			add_line(ex, 1, "Incomplete: some of flowpg's capture triggers are missing");
 		relation_close(rel, AccessShareLock);
 	}
-	if (ex->streaming)
+	if (ex->streaming && plan->retract_refusal)
 		add_line(ex, 1, "Changes: inserted rows go through the operator graph into the state; "
-				 "the windows of updated and deleted rows are recomputed (dirty log)");
+				 "the windows of updated and deleted rows are recomputed (dirty log), because %s",
+				 plan->retract_refusal);
+	else if (ex->streaming)
+		add_line(ex, 1, "Changes: inserted rows go through the operator graph into the state; "
+				 "updated and deleted rows are taken back out of it (retracted)");
 	else
 		add_line(ex, 1, "Changes: their windows are logged as dirty and recomputed by the next run");
 }
@@ -629,7 +653,7 @@ explain_in_run(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe)
 	explain_schedule(ex, plan);
 	explain_keys(ex, plan);
 	explain_aggregates(ex, plan);
-	explain_capture(ex);
+	explain_capture(ex, plan);
 	explain_state(ex);
 	explain_refresh(ex, run, plan, probe, x);
 }
