@@ -19,6 +19,13 @@
 #             a hand-written summary table (statement trigger, INSERT ... ON
 #             CONFLICT DO UPDATE) | a materialized view refreshed after the COPY
 #
+# Then the loads that change rows (UPDATE and DELETE): a table of live rows
+# with a primary key, 4 pgbench clients of which 80% of the statements
+# insert 100 live rows and 20% update (or, the retention load, delete) 100
+# rows of the last minutes by id, for no flow / batching / streaming over
+# count/sum/avg/max; and the freshness of one UPDATE and of the DELETE of a
+# group's maximum under such a load.
+#
 # with repetitions, reporting medians and the ratio to the baseline, the
 # catch-up after the COPY, and the client's share of the CPU.  It also
 # measures an incremental batching refresh after 10,000 late rows spread over
@@ -28,11 +35,13 @@
 # Usage: test/bench/run.sh [--quick] [--reps N] [--seconds S] [--rows N]
 #        test/bench/run.sh --profile CONFIG:METHOD:WORKLOAD  (as root: perf
 #          record -a -g for 8 s in the middle of a 16 s load of that config,
-#          method and workload, e.g. streaming:l100:prepared; prints where the
+#          method and workload, e.g. streaming:l100:prepared or
+#          streaming:update:changes; prints where the
 #          machine's samples went, by process kind and by function)
 # For A/B runs: ONLY_CONFIGS=streaming,batching ONLY_METHODS=copy,l100
 # ONLY_WORKLOADS=prepared
 # SKIP_EXTRA=1 (no incremental refresh and freshness) in the environment;
+# SKIP_CHANGES=1 (no update- and delete-heavy loads), ONLY_CHANGES=1 (only those);
 # BENCH_CONF='setting = value' adds a line to the server's configuration
 # (say flowpg.streaming_ship = groups, to compare the ways a writer ships).
 set -euo pipefail
@@ -78,7 +87,7 @@ if [ -z "${INNER:-}" ]; then
         command -v perf >/dev/null || { echo "bench: --profile needs perf (apt-get install linux-perf)" >&2; exit 2; }
         chown -R postgres:postgres "$WORK"
         cd /
-        runuser -u postgres -- env WORK="$WORK" bash "$WORK/run.sh" --inner "${args[@]}" &
+        runuser -u postgres -- env WORK="$WORK" BENCH_CONF="${BENCH_CONF:-}" bash "$WORK/run.sh" --inner "${args[@]}" &
         inner=$!
         until [ -f "$WORK/profile.ready" ] || ! kill -0 "$inner" 2>/dev/null; do sleep 0.2; done
         if [ -f "$WORK/profile.ready" ]; then
@@ -110,7 +119,7 @@ if [ -z "${INNER:-}" ]; then
         cd /
         runuser -u postgres -- env WORK="$WORK" ONLY_CONFIGS="${ONLY_CONFIGS:-}" \
             ONLY_METHODS="${ONLY_METHODS:-}" ONLY_WORKLOADS="${ONLY_WORKLOADS:-}" SKIP_EXTRA="${SKIP_EXTRA:-}" \
-            BENCH_CONF="${BENCH_CONF:-}" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
+            ONLY_CHANGES="${ONLY_CHANGES:-}" SKIP_CHANGES="${SKIP_CHANGES:-}" BENCH_CONF="${BENCH_CONF:-}" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
     else
         WORK="$WORK" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
     fi
@@ -265,6 +274,68 @@ INSERT INTO metrics VALUES (clock_timestamp(), $DEVICE, $VALUE);
 SQL
 declare -A BATCH=([r100]=100 [l100]=100 [r1]=1 [l1]=1)
 
+###############################################################################
+# Loads that change rows: 80% inserts of live rows, 20% updates (upd) or
+# deletes (del) of rows of the last minutes, 100 rows a statement.
+###############################################################################
+CHANGES_QUERY="SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total,
+       avg(value) AS mean, max(value) AS hi FROM changes GROUP BY device, date_trunc('minute', ts)"
+CHANGES_ROWS=$([ "$QUICK" = 1 ] && echo 20000 || echo 200000)
+cat > "$WORK/chg_insert.sql" <<SQL
+INSERT INTO changes (ts, device, value) SELECT clock_timestamp(), $DEVICE, (random() * 1000)::int FROM generate_series(1, 100);
+SQL
+cat > "$WORK/chg_update.sql" <<SQL
+\set x random(1, $CHANGES_ROWS - 100)
+UPDATE changes SET value = value + 1 WHERE id BETWEEN :x AND :x + 99;
+SQL
+cat > "$WORK/chg_delete.sql" <<SQL
+\set x random(1, $CHANGES_ROWS - 100)
+DELETE FROM changes WHERE id BETWEEN :x AND :x + 99;
+SQL
+
+# setup_changes CONFIG: the changes table with CHANGES_ROWS rows of the last
+# ten minutes, and its flow.
+setup_changes() {
+    "${PSQL[@]}" >/dev/null <<SQL
+SET client_min_messages = warning;
+SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows;
+DROP TABLE IF EXISTS changes, chg_sink CASCADE;
+CREATE TABLE changes (id bigserial PRIMARY KEY, ts timestamptz NOT NULL, device int NOT NULL, value int);
+CREATE INDEX ON changes (ts);
+INSERT INTO changes (ts, device, value)
+SELECT now() - interval '10 minutes' + (i * 600.0 / $CHANGES_ROWS) * interval '1 second',
+       1 + (i * 7919) % 1000, (i * 104729) % 1000
+  FROM generate_series(1, $CHANGES_ROWS) i;
+VACUUM ANALYZE changes;
+SQL
+    case "$1" in
+        batching|streaming)
+            psql_c "SELECT flowpg.create_flow('chg', 'chg_sink', \$q\$$CHANGES_QUERY\$q\$, mode => '$1')" >/dev/null
+            psql_c "SELECT flowpg.flush_flow('chg')" >/dev/null ;;
+    esac
+    psql_c "CHECKPOINT" >/dev/null
+}
+
+# load_changes KIND [extra pgbench options]: rows/s (inserted + changed) of
+# 4 clients, 8 insert statements to 2 updates (upd) or deletes (del).
+load_changes() {
+    local kind=$1 out tps
+    shift
+    out=$("$BINDIR/pgbench" -n -c 4 -j 4 -T "$SECONDS_PER_LOAD" -M prepared \
+              -f "$WORK/chg_insert.sql@8" -f "$WORK/chg_$kind.sql@2" "$@" bench 2>&1)
+    if echo "$out" | grep -q "aborted\|failed transactions: [1-9]"; then
+        echo "changes $CURRENT_CONFIG $kind: $(echo "$out" | grep -m1 "failed transactions\|aborted")" >> "$WORK/aborted"
+    fi
+    tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
+    echo "$tps * 100" | bc -l
+}
+
+verify_changes() {
+    if "$FLOWLOAD" -d "dbname=bench host=$WORK port=$PORT" --verify chg --tolerance 1e-9 \
+           >/dev/null 2>"$WORK/verify.log"; then echo "exact"; else echo "MISMATCH"; fi
+}
+
+
 # Busy jiffies of the whole machine (all cores), for the client's share.
 machine_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 
@@ -291,6 +362,17 @@ load_pgbench() {
 
 if [ -n "${PROFILE:-}" ]; then
     IFS=: read -r CURRENT_CONFIG method CURRENT_WORKLOAD <<< "$PROFILE"
+    if [ "$CURRENT_WORKLOAD" = changes ]; then
+        # CONFIG:update:changes or CONFIG:delete:changes
+        setup_changes "$CURRENT_CONFIG"
+        before=$(psql_c "SELECT count(*) FROM changes")
+        SECONDS_PER_LOAD=16
+        ( sleep 4; touch "$WORK/profile.ready" ) &
+        rate=$(load_changes "$method")
+        # rows inserted and changed during the 8 s of the profile
+        echo "$rate * 8 / 1" | bc > "$WORK/profile.rows"
+        exit 0
+    fi
     setup_config "$CURRENT_CONFIG"
     # the state and sink of a day first, as in the loads
     load_copy >/dev/null
@@ -316,6 +398,8 @@ WORKLOADS=("${ALL_WORKLOADS[@]}")
 [ -n "${ONLY_CONFIGS:-}" ] && IFS=, read -r -a CONFIGS <<< "none,$ONLY_CONFIGS"
 [ -n "${ONLY_METHODS:-}" ] && IFS=, read -r -a METHODS <<< "$ONLY_METHODS"
 [ -n "${ONLY_WORKLOADS:-}" ] && IFS=, read -r -a WORKLOADS <<< "$ONLY_WORKLOADS"
+[ -n "${ONLY_CHANGES:-}" ] && WORKLOADS=() && SKIP_EXTRA=1
+declare -A CHG_RESULT CHG_VERIFIED CHG_FRESH CHG_FRESH_RATE
 declare -A RESULT VERIFIED CATCHUP ONLINE_CREATE ONLINE_BACKFILL ONLINE_WORST ONLINE_RATE ONLINE_VERIFIED ONLINE_INLINE
 for workload in "${WORKLOADS[@]}"; do
 CURRENT_WORKLOAD=$workload
@@ -474,6 +558,86 @@ done
 
 fi
 
+
+if [ -z "${SKIP_CHANGES:-}" ] && [ -z "${PROFILE:-}" ]; then
+for config in none batching streaming; do
+    CURRENT_CONFIG=$config
+    for kind in update delete; do
+        echo "bench: changes: $config, $kind ..."
+        r=()
+        for rep in $(seq 1 "$REPS"); do
+            setup_changes "$config"
+            r+=("$(load_changes "$kind")")
+            if [ "$config" != none ] && [ "$rep" = "$REPS" ]; then
+                psql_c "SELECT flowpg.flush_flow('chg')" >/dev/null
+                CHG_VERIFIED[$config,$kind]=$(verify_changes)
+            fi
+        done
+        CHG_RESULT[$config,$kind]=$(printf '%s\n' "${r[@]}" | median)
+    done
+done
+
+# Freshness of changes: from the commit of an UPDATE of one row, or of the
+# DELETE of a group's maximum, to the sink showing it, without flush_flow,
+# while 4 clients run the update load at a quarter of its rate.
+"${PSQL[@]}" >/dev/null <<'SQL'
+CREATE OR REPLACE PROCEDURE change_probe(k int, kind text, INOUT ms float8 DEFAULT 0) LANGUAGE plpgsql AS $p$
+DECLARE
+    at timestamptz := timestamptz '2030-01-01 00:00:00+00' + k * interval '1 minute';
+    want_total bigint;
+    want_hi int;
+    t0 timestamptz;
+BEGIN
+    IF kind = 'update' THEN
+        UPDATE changes SET value = value + 1 WHERE device = 0 AND ts = at AND value < 100;
+    ELSE
+        DELETE FROM changes WHERE device = 0 AND ts = at AND value = 300;
+    END IF;
+    SELECT sum(value), max(value) INTO want_total, want_hi FROM changes WHERE device = 0 AND ts = at;
+    COMMIT;
+    t0 := clock_timestamp();
+    LOOP
+        EXIT WHEN EXISTS (SELECT 1 FROM chg_sink WHERE minute = at AND device = 0
+                           AND total = want_total AND hi = want_hi);
+        PERFORM pg_sleep(0.005);
+        EXIT WHEN clock_timestamp() - t0 > interval '30 seconds';
+    END LOOP;
+    ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+END $p$;
+SQL
+CHG_PROBES=$([ "$QUICK" = 1 ] && echo 5 || echo 60)
+for config in streaming batching; do
+    probes=$CHG_PROBES
+    [ "$config" = batching ] && probes=$(( CHG_PROBES / 10 > 2 ? CHG_PROBES / 10 : 2 ))
+    echo "bench: changes: freshness ($config) ..."
+    setup_changes "$config"
+    # probe groups of device 0, one a minute: rows 10, 200, 300
+    psql_c "INSERT INTO changes (ts, device, value) SELECT timestamptz '2030-01-01 00:00:00+00' + k * interval '1 minute', 0, v
+              FROM generate_series(1, 200) k, unnest(ARRAY[10, 200, 300]) v" >/dev/null
+    psql_c "SELECT flowpg.flush_flow('chg')" >/dev/null
+    rate=$(load_changes update -T 3 | awk '{printf "%d", $1 / 100 / 4}')
+    ( SECONDS_PER_LOAD=$(( probes + 10 )) load_changes update -R "$rate" > "$WORK/chg_fresh_rate" ) &
+    LOAD_PID=$!
+    sleep 2
+    for kind in update delete; do
+        lat=()
+        for i in $(seq 1 "$probes"); do
+            k=$i
+            [ "$kind" = delete ] && k=$(( i + 100 ))
+            lat+=("$(psql_c "CALL change_probe($k, '$kind')")")
+            sleep 0.05
+        done
+        med=$(printf '%s\n' "${lat[@]}" | median)
+        p95=$(printf '%s\n' "${lat[@]}" | sort -g | awk '{a[NR]=$1} END {i = int(NR * 0.95 + 0.5); if (i < 1) i = 1; print a[i]}')
+        CHG_FRESH[$config,$kind]="median $(printf '%.0f' "$med") ms, p95 $(printf '%.0f' "$p95") ms ($probes probes)"
+    done
+    wait "$LOAD_PID" || true
+    CHG_FRESH_RATE[$config]=$(cat "$WORK/chg_fresh_rate" 2>/dev/null || echo 0)
+    psql_c "SELECT flowpg.flush_flow('chg')" >/dev/null
+    CHG_VERIFIED[$config,fresh]=$(verify_changes)
+done
+fi
+
 ###############################################################################
 # Report.
 ###############################################################################
@@ -543,10 +707,36 @@ for mode in batching streaming; do
         "${ONLINE_WORST[$mode]:-0}" "${ONLINE_INLINE[$mode]}" "${ONLINE_VERIFIED[$mode]}"
 done
 echo "streaming state after the COPY: ${STATE_PER_GROUP:-n/a}"
+
+if [ -n "${CHG_RESULT[none,update]:-}" ]; then
+echo
+echo "loads that change rows: 4 clients, 8 inserts of 100 live rows to 2 updates (or deletes) of 100 rows"
+echo "of the last minutes by id; $CHANGES_ROWS rows first; rows/s inserted + changed (ratio to no flow)"
+printf '%-26s %20s %20s  %s\n' "configuration" "80/20 insert/update" "80/20 insert/delete" "sink"
+for config in none batching streaming; do
+    label=$config
+    case $config in none) label="no flow (baseline)" ;; batching) label="flowpg batching flow" ;; streaming) label="flowpg streaming flow" ;; esac
+    printf '%-26s' "$label"
+    for kind in update delete; do
+        r=${CHG_RESULT[$config,$kind]:-0}
+        if [ "$config" = none ]; then printf ' %20s' "$(fmt "$r")"
+        else printf ' %20s' "$(fmt "$r") ($(ratio "$r" "${CHG_RESULT[none,$kind]:-0}"))"; fi
+    done
+    printf '  %s\n' "${CHG_VERIFIED[$config,update]:-} ${CHG_VERIFIED[$config,delete]:-}"
+done
+for config in streaming batching; do
+    [ -n "${CHG_FRESH[$config,update]:-}" ] || continue
+    printf 'freshness of changes (%s, commit to sink, no flush) under %.0f rows/s: UPDATE of a value: %s; DELETE of a group'"'"'s maximum: %s (%s)\n' \
+        "$config" "${CHG_FRESH_RATE[$config]:-0}" "${CHG_FRESH[$config,update]}" "${CHG_FRESH[$config,delete]}" "${CHG_VERIFIED[$config,fresh]}"
+done
+fi
 for workload in "${WORKLOADS[@]}"; do
     for config in "${CONFIGS[@]}"; do
         case "${VERIFIED[$workload,$config]}" in MISMATCH*) echo "bench: $workload $config sink is not exact" >&2; exit 1 ;; esac
     done
+done
+for key in "${!CHG_VERIFIED[@]}"; do
+    case "${CHG_VERIFIED[$key]}" in MISMATCH*) echo "bench: changes sink not exact ($key)" >&2; exit 1 ;; esac
 done
 case "${LATE_VERIFIED:-}" in MISMATCH*) echo "bench: sink not exact after late rows" >&2; exit 1 ;; esac
 case "${FRESH_VERIFIED:-}" in MISMATCH*) echo "bench: streaming sink not exact after the freshness load" >&2; exit 1 ;; esac
