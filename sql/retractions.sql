@@ -173,8 +173,9 @@ INSERT INTO rt.m (ts, dev, i4, num) VALUES ('2024-03-02 00:00+00', 1, 5, 1.5), (
 UPDATE rt.m SET i4 = 6;
 SELECT * FROM rt.check('refilled');
 
--- The retracting flows fell back only for extremes and numeric scales;
--- none of their changes went through the dirty log.
+-- Removed extremes and numeric scales the inverse cannot drop had their
+-- groups recomputed from their rows in the same round: only the flow
+-- without a window (rt_total) handed them to the dirty log (fallbacks).
 SELECT flow_name, batches_applied > 0 AS applied, fallbacks > 0 AS fell_back
   FROM flowpg.flow_stats WHERE mode = 'streaming' AND flow_name LIKE 'rt\_%' ORDER BY flow_id;
 

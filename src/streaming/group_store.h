@@ -32,6 +32,7 @@ typedef struct StoredGroup
 #define STORED_IN_SINK	0x02
 #define STORED_WNULL	0x04	/* no window key, or a NULL one */
 #define STORED_STALE	0x08	/* a retraction it could not take: recomputed, not written */
+#define STORED_REGROUP	0x10	/* being recomputed from its rows (stream_refill_groups) */
 
 typedef struct GroupStore GroupStore;
 

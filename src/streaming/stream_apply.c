@@ -28,6 +28,7 @@
 #include "access/transam.h"
 #include "storage/procarray.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "batch_codec.h"
 #include "dirty_log.h"
@@ -74,7 +75,7 @@ fall_back(StreamFlow *flow, bool whole, int64 lo, int64 hi)
  * (through the transition functions): each where the state can take it.
  */
 static void
-apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
+apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb, bool replay)
 {
 	StreamGraph *graph = flow->graph;
 	FlowShared *sh = flow->sh;
@@ -121,6 +122,8 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 		if (counted || expired || flow->store == NULL ||
 			(sh->has_watermark && (wnull || w < sh->watermark_window)))
 		{
+			if (replay)
+				continue;		/* dealt with when the batch was applied */
 			if (counted)
 			{
 				/* already in the state: make sure the sink gets it */
@@ -141,17 +144,25 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb)
 				fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */
 			continue;
 		}
+		if (replay)
+		{
+			/* a replay goes only into the groups just recomputed */
+			StoredGroup *group = store_lookup(flow->store, false);
+
+			if (group == NULL || !(group->flags & STORED_REGROUP))
+				continue;
+		}
 		merged = stream_state_merge_group(flow, time_lo, time_hi,
 										  is_row ? NULL : flow->partials,
 										  is_row ? flow->inputs : NULL, sign, false);
 
 		/*
 		 * A retraction the state could not take (the maximum deleted): the
-		 * group's window is recomputed from the source, next round, and
-		 * the group is not written meanwhile.
+		 * group is recomputed after the batches (regroup_stale), and not
+		 * written before.
 		 */
 		if (merged->flags & STORED_STALE)
-			fall_back(flow, wnull, time_lo, time_hi);
+			flow->has_stale = true;
 	}
 }
 
@@ -175,6 +186,43 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 		sink_rows_add(flow->append_rows, graph->plan, values, nulls);
 	}
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The groups the batches left STORED_STALE: recomputed from the rows of
+ * their times under the round's snapshot (stream_refill_groups), then the
+ * batches that snapshot does not see -- committed since, applied this
+ * round -- replayed into them.  What could not be recomputed so, or went
+ * stale again in the replay, has its windows recomputed through the dirty
+ * log, and is not written meanwhile.
+ */
+static void
+regroup_stale(StreamFlow *flow)
+{
+	Snapshot	snapshot = GetActiveSnapshot();
+	ListCell   *lc;
+
+	flow->has_stale = false;
+	if (stream_refill_groups(flow))
+	{
+		foreach(lc, flow->pending)
+		{
+			PendingBatch *pb = lfirst(lc);
+
+			if (pb->applied && XidInMVCCSnapshot(pb->batch->xid, snapshot))
+				apply_aggregate_batch(flow, pb, true);
+		}
+	}
+	foreach(lc, store_changed_list(flow->store))
+	{
+		StoredGroup *group = lfirst(lc);
+
+		group->flags &= ~STORED_REGROUP;
+		if (group->flags & STORED_STALE)
+			fall_back(flow, (group->flags & STORED_WNULL) != 0 || flow->graph->window_key < 0,
+					  group->time_lo, group->time_hi);
+	}
+	flow->has_stale = false;
 }
 
 /*
@@ -219,7 +267,10 @@ stream_apply_pending(StreamFlow *flow)
 				flow->fallback_whole = true;
 		}
 		else if (aggregate)
-			apply_aggregate_batch(flow, pb);
+		{
+			apply_aggregate_batch(flow, pb, false);
+			pb->applied = true;
+		}
 		else
 			apply_row_batch(flow, pb);
 		sh->stats.batches_applied++;
@@ -229,6 +280,8 @@ stream_apply_pending(StreamFlow *flow)
 			sh->oldest_unflushed = pb->batch->queued_at;
 	}
 
+	if (flow->has_stale)
+		regroup_stale(flow);
 	if (flow->fallback_whole)
 		dirty_log_append(flow->flow_id, true, 0, 0, 0);
 	else if (flow->fallback_lo <= flow->fallback_hi)

@@ -104,6 +104,7 @@ typedef struct PendingBatch
 	QueuedBatch *batch;
 	List	   *skips;			/* SkipRange */
 	bool		done;			/* applied or dropped: removed at commit */
+	bool		applied;		/* merged into the state this round */
 } PendingBatch;
 
 /* A worker's handle on a flow. */
@@ -137,6 +138,8 @@ typedef struct StreamFlow
 	bool		ran;			/* this transaction's round got its locks and ran */
 	List	   *written;		/* groups written this round (in_sink marks to set) */
 	List	   *written_keep;	/* and what the sink does with each (WRITTEN_*) */
+
+	bool		has_stale;		/* the batches left groups STORED_STALE */
 
 	/* what this round could not apply: logged dirty */
 	bool		fallback_whole;
@@ -172,6 +175,14 @@ extern void stream_apply_pending(StreamFlow *flow);
 /* stream_refill.c: the state's first load, and the recompute stage */
 extern void stream_refill_load(StreamFlow *flow);
 extern void stream_refill_dirty(StreamFlow *flow, bool until_done);
+
+/*
+ * The apply stage's groups that could not take a retraction (STORED_STALE)
+ * recomputed from their rows under the round's snapshot, marked
+ * STORED_REGROUP; false, changing nothing, when that would not be cheaper
+ * than recomputing their windows.
+ */
+extern bool stream_refill_groups(StreamFlow *flow);
 
 /* stream_write.c: the round's sink stage (connects to SPI itself) */
 extern bool stream_has_changes(StreamFlow *flow);

@@ -38,6 +38,8 @@
 
 #define SOURCE_FETCH_ROWS 10000
 #define REFILL_PIECE_GROUPS 65536
+/* stale groups recomputed one by one at most; more go to their windows' recompute */
+#define REGROUP_MAX_GROUPS 1000
 
 /* Clips time ranges to the state's floor; NIL when nothing is left. */
 static List *
@@ -62,7 +64,7 @@ clip_to_floor(StreamFlow *flow, List *ranges, bool *whole)
 
 /* Moves a local table of refilled groups into the state, and empties it. */
 static void
-merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
+merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed, bool regroup)
 {
 	StreamGraph *graph = flow->graph;
 	GroupIterator iter = {0};
@@ -105,10 +107,18 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
 		{
 			group_load_key(graph, group);
 		}
+		if (regroup)
+		{
+			/* only the groups being recomputed; the others of these rows stand */
+			StoredGroup *target = store_lookup(flow->store, false);
+
+			if (target == NULL || !(target->flags & STORED_REGROUP))
+				continue;
+		}
 		for (int i = 0; i < graph->naggs; i++)
 			flow->partials[i] = group_get_trans(group, graph->naggs, i);
 		stored = stream_state_merge_group(flow, group->time_lo, group->time_hi, flow->partials,
-										  NULL, 1, true);
+										  NULL, 1, !regroup);
 		if (mark_changed)
 			store_mark_changed(flow->store, stored);
 		CHECK_FOR_INTERRUPTS();
@@ -136,7 +146,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed)
  */
 static void
 load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
-				 bool mark_changed)
+				 bool mark_changed, bool regroup)
 {
 	StreamGraph *graph = flow->graph;
 	Query	   *query = copyObject(plan->query);
@@ -170,7 +180,8 @@ load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
 	if (spiplan == NULL)
 		elog(ERROR, "flowpg could not plan the source scan: %s",
 			 SPI_result_code_string(SPI_result));
-	progress_phase(whole ? "loading the state from the source" : "reloading windows from the source");
+	progress_phase(whole ? "loading the state from the source" :
+				   regroup ? "recomputing groups from the source" : "reloading windows from the source");
 	portal = SPI_cursor_open(NULL, spiplan, NULL, NULL, true);
 	for (;;)
 	{
@@ -192,11 +203,11 @@ load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
 		}
 		SPI_freetuptable(SPI_tuptable);
 		if (table->ngroups >= REFILL_PIECE_GROUPS)
-			merge_refilled(flow, &table, mark_changed);
+			merge_refilled(flow, &table, mark_changed, regroup);
 	}
 	SPI_cursor_close(portal);
 	SPI_freeplan(spiplan);
-	merge_refilled(flow, &table, mark_changed);
+	merge_refilled(flow, &table, mark_changed, regroup);
 	group_table_free(table);
 }
 
@@ -283,7 +294,7 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
 	else
 		store_delete_where(flow->store, drop_in_skips, stream_state_skips_for(flow, state_ranges, false));
 
-	load_source_rows(flow, plan, state_ranges, state_whole, mark_changed);
+	load_source_rows(flow, plan, state_ranges, state_whole, mark_changed, false);
 	if (flow->graph->nkeys == 0 && flow->store != NULL)
 	{
 		/* one group even over no rows */
@@ -388,4 +399,94 @@ stream_refill_dirty(StreamFlow *flow, bool until_done)
 	} while (result.more_pending && until_done);
 	if (result.more_pending)
 		(void) registry_note_dirty(flow->flow_id);
+}
+
+/* Time ranges (ordinals, inclusive) by start, for merging. */
+typedef struct TimeSpan
+{
+	int64		lo;
+	int64		hi;
+} TimeSpan;
+
+static int
+compare_spans(const void *a, const void *b)
+{
+	int64		x = ((const TimeSpan *) a)->lo;
+	int64		y = ((const TimeSpan *) b)->lo;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+bool
+stream_refill_groups(StreamFlow *flow)
+{
+	StreamGraph *graph = flow->graph;
+	AggContext *cxt;
+	List	   *stale = NIL;
+	List	   *ranges = NIL;
+	TimeSpan   *spans;
+	int			nspans = 0;
+	ListCell   *lc;
+
+	if (flow->store == NULL || graph->window_key < 0)
+		return false;
+	foreach(lc, store_changed_list(flow->store))
+	{
+		StoredGroup *group = lfirst(lc);
+
+		if (!(group->flags & STORED_STALE))
+			continue;
+		/* a group without a window, or of rows without times: no rows to read by time */
+		if ((group->flags & STORED_WNULL) || group->time_lo > group->time_hi)
+			return false;
+		stale = lappend(stale, group);
+	}
+	/* past this, reading their windows' rows once (the dirty log) is cheaper */
+	if (stale == NIL || list_length(stale) > REGROUP_MAX_GROUPS)
+		return false;
+
+	/* the rows of every group lie in the times its state has seen */
+	spans = palloc(sizeof(TimeSpan) * list_length(stale));
+	foreach(lc, stale)
+	{
+		StoredGroup *group = lfirst(lc);
+
+		spans[nspans].lo = group->time_lo;
+		spans[nspans++].hi = group->time_hi;
+	}
+	qsort(spans, nspans, sizeof(TimeSpan), compare_spans);
+	for (int i = 0; i < nspans; i++)
+	{
+		WindowRange *r;
+
+		if (ranges != NIL && spans[i].lo <= ((WindowRange *) llast(ranges))->end)
+		{
+			r = llast(ranges);
+			r->end = Max(r->end, spans[i].hi + 1);
+			continue;
+		}
+		r = palloc0(sizeof(WindowRange));
+		r->start = spans[i].lo;
+		r->end = spans[i].hi + 1;
+		ranges = lappend(ranges, r);
+	}
+
+	/* back to their initial states, then the rows of their times into them */
+	cxt = store_agg_context(flow->store);
+	foreach(lc, stale)
+	{
+		StoredGroup *group = lfirst(lc);
+
+		stream_state_touch(flow, false, group->time_lo, group->time_hi);
+		store_reset_local(flow->store);
+		agg_init_trans(cxt, graph->aggs, graph->naggs, flow->trans);
+		store_save_trans(flow->store, group, flow->trans);
+		group->flags &= ~STORED_STALE;
+		group->flags |= STORED_REGROUP;
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	load_source_rows(flow, graph->plan, ranges, false, false, true);
+	SPI_finish();
+	return true;
 }

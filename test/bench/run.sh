@@ -304,7 +304,7 @@ CREATE TABLE changes (id bigserial PRIMARY KEY, ts timestamptz NOT NULL, device 
 CREATE INDEX ON changes (ts);
 INSERT INTO changes (ts, device, value)
 SELECT now() - interval '10 minutes' + (i * 600.0 / $CHANGES_ROWS) * interval '1 second',
-       1 + (i * 7919) % 1000, (i * 104729) % 1000
+       1 + (i::bigint * 7919) % 1000, (i::bigint * 104729) % 1000
   FROM generate_series(1, $CHANGES_ROWS) i;
 VACUUM ANALYZE changes;
 SQL
