@@ -254,3 +254,10 @@ CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
 LEFT JOIN flowpg.flow_backfill b ON b.flow_id = f.flow_id
 LEFT JOIN pg_catalog.pg_attribute a
 	   ON a.attrelid = f.time_table AND a.attnum = f.time_column;
+
+/*
+ * 0.3 (issue 25): a flow reading a partition or an inheritance child is
+ * told of statements through the parent by the parent's capture triggers;
+ * flows made by 0.2 get them here.
+ */
+SELECT flowpg._repair_capture();

@@ -179,5 +179,40 @@ SELECT * FROM rt.check('refilled');
 SELECT flow_name, batches_applied > 0 AS applied, fallbacks > 0 AS fell_back
   FROM flowpg.flow_stats WHERE mode = 'streaming' AND flow_name LIKE 'rt\_%' ORDER BY flow_id;
 
+
+-- A flow on a partition, its table changed through the partitioned parent
+-- (whose statements fire only the parent's triggers: flowpg installs its
+-- own there too); a flow on the parent with rows moving across partitions.
+CREATE TABLE rt.p (ts timestamptz NOT NULL, dev int NOT NULL, v int) PARTITION BY LIST (dev);
+CREATE TABLE rt.p01 PARTITION OF rt.p FOR VALUES IN (0, 1);
+CREATE TABLE rt.p23 PARTITION OF rt.p FOR VALUES IN (2, 3);
+CREATE TABLE rt.pdef PARTITION OF rt.p DEFAULT;
+INSERT INTO rt.p SELECT '2024-03-01 00:00+00'::timestamptz + i * interval '10 s', i % 5, i
+FROM generate_series(1, 600) i;
+SELECT flowpg.create_flow('rt_part', 'rt.part', $$
+	SELECT date_trunc('minute', ts) AS minute, dev, count(*) AS n, sum(v) AS total, max(v) AS hi
+	  FROM rt.p23 GROUP BY 1, 2$$, mode => 'streaming') > 0 AS created;
+SELECT flowpg.create_flow('rt_part_b', 'rt.part_b',
+	(SELECT query FROM flowpg.flows WHERE flow_name = 'rt_part'), mode => 'batching') > 0 AS created;
+-- the partition's flows put capture triggers on the parent
+SELECT tgrelid::regclass AS parent_has_triggers FROM pg_trigger
+ WHERE tgrelid = 'rt.p'::regclass AND tgname = 'flowpg_capture_update';
+SELECT flowpg.create_flow('rt_root', 'rt.root', $$
+	SELECT date_trunc('minute', ts) AS minute, dev, count(*) AS n, sum(v) AS total, max(v) AS hi
+	  FROM rt.p GROUP BY 1, 2$$, mode => 'streaming') > 0 AS created;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS backfilled
+  FROM flowpg.flows WHERE flow_name IN ('rt_part', 'rt_part_b', 'rt_root') ORDER BY flow_id;
+SELECT pg_sleep(0.5);
+UPDATE rt.p SET v = v + 1 WHERE v % 3 = 1;
+UPDATE rt.p SET dev = dev + 2 WHERE v % 7 = 0;
+DELETE FROM rt.p WHERE v % 11 = 0;
+INSERT INTO rt.p SELECT '2024-03-01 00:30+00'::timestamptz + i * interval '10 s', 2, i
+FROM generate_series(1, 30) i;
+UPDATE rt.p23 SET v = -v WHERE v % 5 = 0;
+SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS flushed, flow_mismatches(flow_name) AS mismatches
+  FROM flowpg.flows WHERE flow_name IN ('rt_part', 'rt_part_b', 'rt_root') ORDER BY flow_id;
+SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name IN ('rt_part', 'rt_part_b', 'rt_root');
+SELECT count(*) AS triggers_left_on_parent FROM pg_trigger
+ WHERE tgrelid = 'rt.p'::regclass AND tgname LIKE 'flowpg%';
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'rt\_%';
 DROP SCHEMA rt CASCADE;

@@ -76,6 +76,12 @@ typedef struct CaptureFlow
 	 * do not tell apart -- those changes are recomputed, not retracted.
 	 */
 	bool		only_this;
+
+	/*
+	 * It reads a partition or child of this table: told of statements
+	 * naming this table, which may change its rows (by their windows).
+	 */
+	bool		via_parent;
 } CaptureFlow;
 
 typedef struct CaptureEntry
@@ -215,10 +221,19 @@ capture_ancestors(Oid relid)
 	return ancestors;
 }
 
+/* Is table a partition or inheritance child (at any depth) of relid? */
+static bool
+capture_is_descendant(Oid relid, Oid table)
+{
+	return table != relid && list_member_oid(capture_ancestors(table), relid);
+}
+
 /*
  * The flows reading this table, or one of its ancestors (partitioned
  * tables, inheritance parents) without ONLY, with the table each reads
- * (*tables, in step).
+ * (*tables, in step) -- and the flows reading one of its partitions or
+ * children: a statement naming this table fires only this table's
+ * triggers, whose transition tables hold the rows of all of them.
  */
 static List *
 flows_reading(Oid relid, List **tables)
@@ -228,6 +243,9 @@ flows_reading(Oid relid, List **tables)
 	ListCell   *lc;
 
 	*tables = NIL;
+	if (has_subclass(relid))
+		candidates = list_concat(candidates,
+								 list_delete_first(find_all_inheritors(relid, NoLock, NULL)));
 	foreach(lc, candidates)
 	{
 		Oid			table = lfirst_oid(lc);
@@ -239,7 +257,7 @@ flows_reading(Oid relid, List **tables)
 
 			if (!list_member_oid(flow->source_relids, table))
 				continue;		/* only its sink */
-			if (table != relid &&
+			if (table != relid && !capture_is_descendant(relid, table) &&
 				!flow_plan_reads_descendants(stringToNode(flow->query_tree), table))
 				continue;		/* FROM ONLY the ancestor */
 			flows = lappend(flows, flow);
@@ -308,6 +326,15 @@ capture_entry(Oid relid)
 		 */
 		cf->streaming = strcmp(flow->mode, "streaming") == 0 && registry_available() &&
 			strcmp(flow->state, "restoring") != 0;
+
+		/*
+		 * A flow reading a partition or child of this table: which of the
+		 * statement's rows are its own the transition tables do not say,
+		 * so the windows of all of them are recomputed (a superset).
+		 */
+		cf->via_parent = table != relid && capture_is_descendant(relid, table);
+		if (cf->via_parent)
+			cf->streaming = false;
 		cf->version = cf->streaming ? graph_version(flow) : 0;
 		cf->only_this = table == relid &&
 			!flow_plan_reads_descendants(stringToNode(flow->query_tree), table);
@@ -443,6 +470,9 @@ capture_row(TriggerData *trigdata, CaptureEntry *entry)
 	{
 		CaptureFlow *cf = &entry->flows[i];
 
+		/* a row trigger fires for the table's own rows, not its children's */
+		if (cf->via_parent)
+			continue;
 		if (cf->streaming &&
 			stream_capture_row(cf->flow_id, cf->version, trigdata->tg_relation,
 							   new_row, old_row))
@@ -493,6 +523,13 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	taken = palloc0(sizeof(bool) * entry->nflows);
 	for (int i = 0; i < entry->nflows; i++)
 	{
+		/* an INSERT into an inheritance parent adds no row to its children */
+		if (entry->flows[i].via_parent && trigdata->tg_oldtable == NULL &&
+			rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		{
+			taken[i] = true;
+			continue;
+		}
 		if (entry->flows[i].streaming &&
 			!(entry->flows[i].only_this && trigdata->tg_oldtable != NULL &&
 			  has_subclass(RelationGetRelid(rel))) &&
@@ -654,8 +691,10 @@ install_on(Oid relid, bool repair)
 
 /*
  * The table and, when partitioned, all its partitions (direct DML on them),
- * each locked as the caller locked the table: a drop_flow deciding that no
- * flow reads one of them waits for this transaction (capture_remove_if_unused).
+ * and its ancestors (DML naming a parent fires only the parent's
+ * triggers), each locked as the caller locked the table: a drop_flow
+ * deciding that no flow reads one of them waits for this transaction
+ * (capture_remove_if_unused).
  */
 void
 capture_install(Oid relid)
@@ -664,6 +703,11 @@ capture_install(Oid relid)
 
 	foreach(lc, find_all_inheritors(relid, ShareRowExclusiveLock, NULL))
 		install_on(lfirst_oid(lc), false);
+	foreach(lc, capture_ancestors(relid))
+	{
+		LockRelationOid(lfirst_oid(lc), ShareRowExclusiveLock);
+		install_on(lfirst_oid(lc), false);
+	}
 }
 
 PG_FUNCTION_INFO_V1(flowpg_repair_capture);
@@ -689,6 +733,11 @@ flowpg_repair_capture(PG_FUNCTION_ARGS)
 		LockRelationOid(lfirst_oid(lc), ShareRowExclusiveLock);
 		foreach(lc2, find_all_inheritors(lfirst_oid(lc), ShareRowExclusiveLock, NULL))
 			install_on(lfirst_oid(lc2), true);
+		foreach(lc2, capture_ancestors(lfirst_oid(lc)))
+		{
+			LockRelationOid(lfirst_oid(lc2), ShareRowExclusiveLock);
+			install_on(lfirst_oid(lc2), true);
+		}
 	}
 	PG_RETURN_INT32(list_length(tables));
 }
@@ -708,7 +757,7 @@ capture_log_inherited(Oid relid)
 			dirty_log_append(((FlowEntry *) lfirst(lc))->flow_id, true, 0, 0, 0);
 }
 
-/* Does a flow read this table, or an ancestor of this partition? */
+/* Does a flow read this table, an ancestor or a descendant of it? */
 bool
 capture_table_has_flows(Oid relid)
 {

@@ -91,6 +91,17 @@ create_cache(void)
 	CacheRegisterSyscacheCallback(PROCOID, rights_syscache_callback, (Datum) 0);
 }
 
+StreamGraph *
+capture_graph_cached(int64 flow_id, uint32 version)
+{
+	GraphCacheEntry *entry;
+
+	if (graph_cache == NULL)
+		return NULL;
+	entry = hash_search(graph_cache, &flow_id, HASH_FIND, NULL);
+	return entry && entry->graph->version == version ? entry->graph : NULL;
+}
+
 GraphCacheEntry *
 capture_graph_get(int64 flow_id, uint32 version)
 {

@@ -44,6 +44,9 @@ typedef struct GraphCacheEntry
  */
 extern GraphCacheEntry *capture_graph_get(int64 flow_id, uint32 version);
 
+/* The cached graph of that version, NULL when none is built yet (no error). */
+extern StreamGraph *capture_graph_cached(int64 flow_id, uint32 version);
+
 /* The graph's columns in a table of the flow (by attribute number). */
 extern AttrNumber *capture_graph_map(GraphCacheEntry *entry, Relation rel);
 

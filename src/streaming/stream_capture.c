@@ -567,6 +567,14 @@ capture_guarded(CaptureCall *callp)
 		dirty_log_append(flow_id, true, 0, 0, 0);
 		return true;
 	}
+	/* old rows of a flow known not to retract: no subtransaction to say so */
+	if (captured_count(&call.old_rows) > 0)
+	{
+		StreamGraph *graph = capture_graph_cached(flow_id, call.version);
+
+		if (graph != NULL && !graph->retracts)
+			return false;
+	}
 	/* the writer's own level: the subtransaction below is ours only */
 	call.level = current_level();
 
