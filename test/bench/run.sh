@@ -119,7 +119,7 @@ if [ -z "${INNER:-}" ]; then
         cd /
         runuser -u postgres -- env WORK="$WORK" ONLY_CONFIGS="${ONLY_CONFIGS:-}" \
             ONLY_METHODS="${ONLY_METHODS:-}" ONLY_WORKLOADS="${ONLY_WORKLOADS:-}" SKIP_EXTRA="${SKIP_EXTRA:-}" \
-            ONLY_CHANGES="${ONLY_CHANGES:-}" SKIP_CHANGES="${SKIP_CHANGES:-}" BENCH_CONF="${BENCH_CONF:-}" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
+            ONLY_CHANGES="${ONLY_CHANGES:-}" SKIP_CHANGES="${SKIP_CHANGES:-}" CHANGES_FRESH_ONLY="${CHANGES_FRESH_ONLY:-}" BENCH_CONF="${BENCH_CONF:-}" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
     else
         WORK="$WORK" bash "$WORK/run.sh" --inner "${args[@]}" || rc=$?
     fi
@@ -560,7 +560,12 @@ fi
 
 
 if [ -z "${SKIP_CHANGES:-}" ] && [ -z "${PROFILE:-}" ]; then
-for config in none batching streaming; do
+# the smoke run of make test: the streaming flow against the baseline only
+CHG_CONFIGS=(none batching streaming)
+[ "$QUICK" = 1 ] && CHG_CONFIGS=(none streaming)
+# CHANGES_FRESH_ONLY=1: the freshness probes without the loads' rates
+[ -n "${CHANGES_FRESH_ONLY:-}" ] && CHG_CONFIGS=()
+for config in "${CHG_CONFIGS[@]}"; do
     CURRENT_CONFIG=$config
     for kind in update delete; do
         echo "bench: changes: $config, $kind ..."
@@ -606,7 +611,7 @@ BEGIN
 END $p$;
 SQL
 CHG_PROBES=$([ "$QUICK" = 1 ] && echo 5 || echo 60)
-for config in streaming batching; do
+for config in streaming $([ "$QUICK" = 1 ] || echo batching); do
     probes=$CHG_PROBES
     [ "$config" = batching ] && probes=$(( CHG_PROBES / 10 > 2 ? CHG_PROBES / 10 : 2 ))
     echo "bench: changes: freshness ($config) ..."
@@ -615,11 +620,13 @@ for config in streaming batching; do
     psql_c "INSERT INTO changes (ts, device, value) SELECT timestamptz '2030-01-01 00:00:00+00' + k * interval '1 minute', 0, v
               FROM generate_series(1, 200) k, unnest(ARRAY[10, 200, 300]) v" >/dev/null
     psql_c "SELECT flowpg.flush_flow('chg')" >/dev/null
+    # a quarter of the update load's rate, running under every probe
     rate=$(load_changes update -T 3 | awk '{printf "%d", $1 / 100 / 4}')
-    ( SECONDS_PER_LOAD=$(( probes + 10 )) load_changes update -R "$rate" > "$WORK/chg_fresh_rate" ) &
-    LOAD_PID=$!
-    sleep 2
+    CHG_FRESH_RATE[$config]=$(( rate * 100 ))
     for kind in update delete; do
+        ( SECONDS_PER_LOAD=600 load_changes update -R "$rate" > /dev/null 2>&1 ) &
+        LOAD_PID=$!
+        sleep 2
         lat=()
         for i in $(seq 1 "$probes"); do
             k=$i
@@ -627,12 +634,12 @@ for config in streaming batching; do
             lat+=("$(psql_c "CALL change_probe($k, '$kind')")")
             sleep 0.05
         done
+        pkill -INT -f "pgbench .*chg_insert" 2>/dev/null || true
+        wait "$LOAD_PID" 2>/dev/null || true
         med=$(printf '%s\n' "${lat[@]}" | median)
         p95=$(printf '%s\n' "${lat[@]}" | sort -g | awk '{a[NR]=$1} END {i = int(NR * 0.95 + 0.5); if (i < 1) i = 1; print a[i]}')
         CHG_FRESH[$config,$kind]="median $(printf '%.0f' "$med") ms, p95 $(printf '%.0f' "$p95") ms ($probes probes)"
     done
-    wait "$LOAD_PID" || true
-    CHG_FRESH_RATE[$config]=$(cat "$WORK/chg_fresh_rate" 2>/dev/null || echo 0)
     psql_c "SELECT flowpg.flush_flow('chg')" >/dev/null
     CHG_VERIFIED[$config,fresh]=$(verify_changes)
 done
@@ -708,7 +715,7 @@ for mode in batching streaming; do
 done
 echo "streaming state after the COPY: ${STATE_PER_GROUP:-n/a}"
 
-if [ -n "${CHG_RESULT[none,update]:-}" ]; then
+if [ -n "${CHG_RESULT[none,update]:-}${CHG_FRESH[streaming,update]:-}" ]; then
 echo
 echo "loads that change rows: 4 clients, 8 inserts of 100 live rows to 2 updates (or deletes) of 100 rows"
 echo "of the last minutes by id; $CHANGES_ROWS rows first; rows/s inserted + changed (ratio to no flow)"
@@ -726,7 +733,7 @@ for config in none batching streaming; do
 done
 for config in streaming batching; do
     [ -n "${CHG_FRESH[$config,update]:-}" ] || continue
-    printf 'freshness of changes (%s, commit to sink, no flush) under %.0f rows/s: UPDATE of a value: %s; DELETE of a group'"'"'s maximum: %s (%s)\n' \
+    printf 'freshness of changes (%s, commit to sink, no flush) under the update load at %.0f rows/s: UPDATE of a value: %s; DELETE of a group'"'"'s maximum: %s (%s)\n' \
         "$config" "${CHG_FRESH_RATE[$config]:-0}" "${CHG_FRESH[$config,update]}" "${CHG_FRESH[$config,delete]}" "${CHG_VERIFIED[$config,fresh]}"
 done
 fi
