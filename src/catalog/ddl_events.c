@@ -744,6 +744,8 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 					dirty_log_append(entry->flow_id, true, 0, 0, 0);
 					capture_sweep();	/* a detached partition's triggers */
 				}
+				else
+					capture_install(obj->objid);	/* a parent it may have gained (INHERIT) */
 			}
 			else
 			{
@@ -758,6 +760,17 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				ListCell   *lc3;
 				bool		descendant = false;
 
+				/*
+				 * A table that became a parent of a source (ATTACH
+				 * PARTITION): statements naming it reach the source's
+				 * rows, so it captures them too.
+				 */
+				foreach(lc3, entry->source_relids)
+					if (list_member_oid(capture_ancestors(lfirst_oid(lc3)), obj->objid))
+					{
+						concerned = true;
+						capture_install(lfirst_oid(lc3));
+					}
 				foreach(lc3, capture_ancestors(obj->objid))
 					if (list_member_oid(entry->source_relids, lfirst_oid(lc3)) &&
 						flow_plan_reads_descendants(query, lfirst_oid(lc3)))

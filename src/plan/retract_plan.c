@@ -25,6 +25,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
@@ -67,7 +68,8 @@ find_moving_twin(Form_pg_aggregate form, HeapTuple tuple)
 	{
 		Form_pg_aggregate t = (Form_pg_aggregate) GETSTRUCT(twin);
 
-		if (t->aggtransfn != form->aggmtransfn || t->aggtranstype != form->aggmtranstype ||
+		if (t->aggfnoid >= FirstNormalObjectId ||
+			t->aggtransfn != form->aggmtransfn || t->aggtranstype != form->aggmtranstype ||
 			!OidIsValid(t->aggcombinefn) || t->aggkind != AGGKIND_NORMAL)
 			continue;
 		if (t->aggtranstype == INTERNALOID &&
@@ -119,7 +121,13 @@ flow_plan_retraction(FlowAggregate *agg, HeapTuple tuple)
 			agg->retract = FLOW_RETRACT_INVERSE;
 			return;
 		}
-		if (form->aggmfinalmodify != AGGMODIFY_READ_WRITE)
+		/*
+		 * Built-in aggregates only, built-in twins only: a twin found among
+		 * user aggregates could come or go with CREATE / DROP AGGREGATE
+		 * while writers and the worker hold graphs of the same version.
+		 */
+		if (form->aggmfinalmodify != AGGMODIFY_READ_WRITE &&
+			form->aggfnoid < FirstNormalObjectId)
 		{
 			HeapTuple	twin = find_moving_twin(form, tuple);
 

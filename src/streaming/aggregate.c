@@ -416,8 +416,8 @@ agg_retract(AggContext *cxt, AggSupport *agg, AggTrans *trans, AggTrans *counter
 		case FLOW_RETRACT_NONE:
 			return false;
 		case FLOW_RETRACT_EXTREME:
-			/* min/max skip NULLs; the state is the extreme of the rest */
-			if (agg->transfn.fn_strict && argnulls[0])
+			/* aggregates with a sort operator ignore NULLs, as min/max */
+			if (argnulls[0])
 				return true;
 			if (trans->noinit || trans->isnull)
 				return false;

@@ -875,6 +875,32 @@ graph_finalize_output(StreamGraph *graph, AggContext *cxt, AggTrans *trans,
 	return graph->having == NULL || ExecQual(graph->having, econtext);
 }
 
+void
+graph_key_outputs(StreamGraph *graph, Datum *values, bool *nulls)
+{
+	ExprContext *econtext = graph->econtext;
+	TupleTableSlot *slot = graph->group_slot;
+
+	ExecClearTuple(slot);
+	slot_getallattrs(graph->key_slot);
+	for (int k = 0; k < graph->nkeys; k++)
+	{
+		slot->tts_values[k] = graph->key_slot->tts_values[k];
+		slot->tts_isnull[k] = graph->key_slot->tts_isnull[k];
+	}
+	for (int i = 0; i < graph->naggs; i++)
+		slot->tts_isnull[graph->nkeys + i] = true;
+	ExecStoreVirtualTuple(slot);
+	econtext->ecxt_outertuple = slot;
+	for (int o = 0; o < graph->noutputs; o++)
+	{
+		values[o] = (Datum) 0;
+		nulls[o] = true;
+		if (graph->plan->outputs[o].is_group_key)
+			values[o] = ExecEvalExpr(graph->outputs[o], econtext, &nulls[o]);
+	}
+}
+
 FlowGroup *
 group_table_next(GroupTable *table, GroupIterator *iter)
 {

@@ -196,6 +196,13 @@ extern bool graph_project_row(StreamGraph *graph, Datum *values, bool *nulls);
 extern bool graph_finalize_output(StreamGraph *graph, AggContext *cxt, AggTrans *trans,
 								  Datum *values, bool *nulls);
 
+/*
+ * The group-key outputs of the group whose key is in key_slot (the others
+ * NULL): what deleting its sink row needs, computed without its states --
+ * a group whose rows are all gone must not run outputs like x / count(*).
+ */
+extern void graph_key_outputs(StreamGraph *graph, Datum *values, bool *nulls);
+
 extern GroupTable *group_table_create(StreamGraph *graph, MemoryContext parent);
 extern void group_table_free(GroupTable *table);
 

@@ -144,6 +144,12 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb, bool replay)
 				fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */
 			continue;
 		}
+		if (!replay && sign < 0 && flow->regroup_retractions)
+		{
+			(void) stream_state_mark_stale(flow, time_lo, time_hi);
+			flow->has_stale = true;
+			continue;
+		}
 		if (replay)
 		{
 			/* a replay goes only into the groups just recomputed */
@@ -213,6 +219,9 @@ regroup_stale(StreamFlow *flow)
 				apply_aggregate_batch(flow, pb, true);
 		}
 	}
+	/* the refill gave the whole state up for memory: it is recomputed */
+	if (flow->store == NULL)
+		return;
 	foreach(lc, store_changed_list(flow->store))
 	{
 		StoredGroup *group = lfirst(lc);

@@ -77,6 +77,7 @@ typedef struct FlowPartial
 	 * time_lo/time_hi and whether some have no time.
 	 */
 	StringInfoData rows;
+	StringInfoData retractions; /* the rows taken back, shipped after rows */
 	int32		nrows_out;
 	bool		ship_rows;
 	bool		rows_untimed;
@@ -176,7 +177,7 @@ static bool
 partial_too_big(FlowPartial *partial)
 {
 	return partial_entries(partial) > overflow_groups() ||
-		(Size) partial->rows.len > rows_bytes_limit();
+		(Size) partial->rows.len + partial->retractions.len > rows_bytes_limit();
 }
 
 /*
@@ -241,6 +242,7 @@ level_partial(PartialLevel *level, int64 flow_id, GraphCacheEntry *entry)
 	partial->memory = level->memory;
 	partial->ship_rows = graph->plan->is_aggregate && ship_rows_for(level, flow_id, entry);
 	initStringInfo(&partial->rows);
+	initStringInfo(&partial->retractions);
 	level->flows = lappend(level->flows, partial);
 	MemoryContextSwitchTo(old);
 
@@ -296,6 +298,7 @@ start_overflow(FlowPartial *partial)
 	partial->overflow_whole = graph->time_col < 0 || partial->rows_untimed;
 	/* shipped input rows already widened the time range */
 	resetStringInfo(&partial->rows);
+	resetStringInfo(&partial->retractions);
 	partial->nrows_out = 0;
 	if (!graph->plan->is_aggregate)
 		return;
@@ -352,9 +355,16 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 			/* evaluated and written in the row's memory (detoasted copies too) */
 			MemoryContext old = MemoryContextSwitchTo(graph->econtext->ecxt_per_tuple_memory);
 
-			codec_write_input_key(&partial->rows, graph, lo, hi, sign);
+			/*
+			 * Taken-back rows go after every added one, whatever the order
+			 * of the statements (a row trigger's UPDATE of a row its INSERT
+			 * has not shipped yet): each then leaves a state that has it.
+			 */
+			StringInfo	buf = sign < 0 ? &partial->retractions : &partial->rows;
+
+			codec_write_input_key(buf, graph, lo, hi, sign);
 			for (int i = 0; i < graph->nuser_aggs; i++)
-				codec_write_input_args(&partial->rows, graph, i, graph_eval_agg_args(graph, i));
+				codec_write_input_args(buf, graph, i, graph_eval_agg_args(graph, i));
 			MemoryContextSwitchTo(old);
 			partial->nrows_out++;
 			if (sign > 0)
@@ -670,7 +680,8 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 	into->nrows_in += child->nrows_in;
 	/* rows past the bound are not even appended */
 	if (!child->overflow && !into->overflow &&
-		(Size) into->rows.len + child->rows.len > rows_bytes_limit())
+		(Size) into->rows.len + into->retractions.len + child->rows.len +
+		child->retractions.len > rows_bytes_limit())
 		start_overflow(into);
 	if (child->overflow || into->overflow)
 	{
@@ -685,6 +696,7 @@ merge_partial(PartialLevel *parent, FlowPartial *child)
 	}
 	/* rows are only appended: no user code runs at RELEASE */
 	appendBinaryStringInfo(&into->rows, child->rows.data, child->rows.len);
+	appendBinaryStringInfo(&into->retractions, child->retractions.data, child->retractions.len);
 	into->nrows_out += child->nrows_out;
 	into->naccepted += child->naccepted;
 	into->rows_untimed |= child->rows_untimed;
@@ -814,8 +826,9 @@ serialize_partial(FlowPartial *partial, StringInfo buf, int32 *count)
 		ngroups++;
 	}
 	codec_set_groups(buf, groups_at, ngroups);
-	/* then the input rows */
+	/* then the input rows, added ones first */
 	appendBinaryStringInfo(buf, partial->rows.data, partial->rows.len);
+	appendBinaryStringInfo(buf, partial->retractions.data, partial->retractions.len);
 	*count = ngroups + partial->nrows_out;
 }
 

@@ -141,6 +141,13 @@ typedef struct StreamFlow
 
 	bool		has_stale;		/* the batches left groups STORED_STALE */
 
+	/*
+	 * Writers' changes may wait in the dirty log past this round's write
+	 * (the worker is behind): a row taken back may be one the state never
+	 * had, so retractions mark their groups for a recompute instead.
+	 */
+	bool		regroup_retractions;
+
 	/* what this round could not apply: logged dirty */
 	bool		fallback_whole;
 	int64		fallback_lo;
@@ -160,6 +167,7 @@ extern void stream_state_reset(StreamFlow *flow);
 extern void stream_state_open_store(StreamFlow *flow);
 extern void stream_state_drop_store(StreamFlow *flow);
 extern void stream_state_touch(StreamFlow *flow, bool whole, int64 lo, int64 hi);
+extern StoredGroup *stream_state_mark_stale(StreamFlow *flow, int64 time_lo, int64 time_hi);
 extern bool stream_state_floor(StreamFlow *flow, int64 *time, int64 *window);
 extern int64 stream_state_window_of(StreamFlow *flow, int64 time);
 extern bool stream_state_in_skips(List *skips, bool window_null, int64 w);

@@ -148,6 +148,8 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		stream_state_reset(flow);
 
 	flow->writing = false;
+	/* no dirty pass before this apply: what writers logged may wait */
+	flow->regroup_retractions = registry_worker_behind(flow->flow_id);
 	if (apply_only)
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());
@@ -215,6 +217,8 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	else
 		dirty = registry_take_dirty(flow->flow_id) || flush_request != 0 ||
 			now >= sh->next_dirty_check || sh->fallback_logged;
+	/* the writers' fallbacks wait for a later round: retractions recompute */
+	flow->regroup_retractions = !dirty && registry_worker_behind(flow->flow_id);
 	sh->fallback_logged = false;
 	if (dirty)
 	{

@@ -456,6 +456,26 @@ stream_state_skips_for(StreamFlow *flow, List *ranges, bool whole)
 }
 
 /*
+ * Marks the group whose key is in graph->key_slot (made if need be) for a
+ * recompute from its rows (STORED_STALE), its time range widened to the
+ * row's, without changing its states.
+ */
+StoredGroup *
+stream_state_mark_stale(StreamFlow *flow, int64 time_lo, int64 time_hi)
+{
+	StoredGroup *group = store_lookup(flow->store, true);
+
+	group->time_lo = Min(group->time_lo, time_lo);
+	group->time_hi = Max(group->time_hi, time_hi);
+	/* should the round not finish, the next one recomputes it */
+	stream_state_touch(flow, flow->graph->window_key < 0 || (group->flags & STORED_WNULL),
+					   group->time_lo, group->time_hi);
+	group->flags |= STORED_STALE;
+	store_mark_changed(flow->store, group);
+	return group;
+}
+
+/*
  * One shipped row's aggregate inputs into the states (sign > 0), or taken
  * back out of them (sign < 0), with the hidden counts: false when a state
  * cannot be had without recomputing the group.

@@ -78,8 +78,7 @@ write_sink(StreamFlow *flow)
 			{
 				/* its last row was taken back: the group is gone */
 				keep = WRITTEN_GONE;
-				(void) graph_finalize_output(graph, store_agg_context(flow->store), flow->trans,
-											 values, nulls);
+				graph_key_outputs(graph, values, nulls);
 			}
 			else
 				keep = graph_finalize_output(graph, store_agg_context(flow->store), flow->trans,
