@@ -211,6 +211,22 @@ FROM generate_series(1, 30) i;
 UPDATE rt.p23 SET v = -v WHERE v % 5 = 0;
 SELECT flow_name, flowpg.flush_flow(flow_name) >= 0 AS flushed, flow_mismatches(flow_name) AS mismatches
   FROM flowpg.flows WHERE flow_name IN ('rt_part', 'rt_part_b', 'rt_root') ORDER BY flow_id;
+-- a table with a flow attached under a new parent: the parent captures too
+CREATE TABLE rt.q (ts timestamptz NOT NULL, dev int NOT NULL, v int) PARTITION BY LIST (dev);
+CREATE TABLE rt.q1 (ts timestamptz NOT NULL, dev int NOT NULL, v int);
+INSERT INTO rt.q1 SELECT '2024-03-01 00:00+00'::timestamptz + i * interval '10 s', 1, i
+FROM generate_series(1, 100) i;
+SELECT flowpg.create_flow('rt_attached', 'rt.attached', $$
+	SELECT date_trunc('minute', ts) AS minute, count(*) AS n, sum(v) AS total FROM rt.q1 GROUP BY 1$$,
+	mode => 'streaming') > 0 AS created;
+SELECT flowpg.flush_flow('rt_attached') >= 0 AS backfilled;
+ALTER TABLE rt.q ATTACH PARTITION rt.q1 FOR VALUES IN (1);
+SELECT count(*) AS parent_triggers FROM pg_trigger
+ WHERE tgrelid = 'rt.q'::regclass AND tgname LIKE 'flowpg_capture%';
+UPDATE rt.q SET v = v * 3 WHERE v % 4 = 0;
+DELETE FROM rt.q WHERE v % 5 = 0;
+SELECT flowpg.flush_flow('rt_attached') >= 0 AS flushed, flow_mismatches('rt_attached') AS mismatches;
+SELECT flowpg.drop_flow('rt_attached');
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name IN ('rt_part', 'rt_part_b', 'rt_root');
 SELECT count(*) AS triggers_left_on_parent FROM pg_trigger
  WHERE tgrelid = 'rt.p'::regclass AND tgname LIKE 'flowpg%';
