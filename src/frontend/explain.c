@@ -387,7 +387,7 @@ retraction_text(FlowAggregate *def)
 							function_name(def->minvtransfn),
 							def->moving ? " on the moving-aggregate state" : "");
 		case FLOW_RETRACT_EXTREME:
-			return "free unless the removed value is the extreme, which recomputes the group's window";
+			return "free unless the removed value is the extreme: then the group is recomputed from its rows";
 		case FLOW_RETRACT_NONE:
 			break;
 	}

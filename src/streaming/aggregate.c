@@ -91,11 +91,11 @@ set_call_expressions(AggSupport *agg, FlowAggregate *def, Form_pg_aggregate form
 	Expr	   *transfn_expr;
 	Expr	   *invtransfn_expr = NULL;
 	Expr	   *expr;
+	Oid			invtransfn = def->retract == FLOW_RETRACT_INVERSE ? def->minvtransfn : InvalidOid;
 
 	build_aggregate_transfn_expr(input_types, ninputs, 0, aggref->aggvariadic,
 								 transtype, aggref->inputcollid, def->transfn,
-								 def->retract == FLOW_RETRACT_INVERSE ? def->minvtransfn : InvalidOid,
-								 &transfn_expr, &invtransfn_expr);
+								 invtransfn, &transfn_expr, &invtransfn_expr);
 	fmgr_info_set_expr((Node *) transfn_expr, &agg->transfn);
 	if (invtransfn_expr)
 		fmgr_info_set_expr((Node *) invtransfn_expr, &agg->invtransfn);

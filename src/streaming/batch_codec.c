@@ -11,9 +11,11 @@
  * An input row: the key and the time range of one row, a byte (1: the
  * row is taken back, an UPDATE's or DELETE's old row), then per aggregate
  * a byte (1: its FILTER kept the row) followed, when 1, by its
- * arguments; hidden counts (operator.h) have no arguments of their own.  A writer ships the rows themselves when they are
- * nearly all groups of their own (stream_capture.c): the worker then runs
- * the transitions instead of combining one-row states.  A batch of a flow
+ * arguments; hidden counts (operator.h) have no arguments of their own.
+ * Rows taken back come after every added row.  A writer ships the rows
+ * themselves when they are nearly all groups of their own
+ * (stream_capture.c): the worker then runs the transitions instead of
+ * combining one-row states.  A batch of a flow
  * without aggregates is its sink rows.  Writers build batches at commit;
  * workers read them with the same graph (a batch carries the graph
  * version it was computed with).

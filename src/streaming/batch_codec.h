@@ -51,9 +51,9 @@ extern void codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
 
 /*
  * A row as aggregate inputs: its key (in key_slot, after graph_eval_row),
- * time range and sign (1 added, -1 taken back), then for each aggregate i in turn whether its FILTER
- * kept the row and, if so, its arguments (in arg_values/arg_nulls, after
- * graph_eval_agg_args).  Called in the row's memory (the graph's per-tuple
+ * time range and sign (1 added, -1 taken back), then for each aggregate i
+ * in turn whether its FILTER kept the row and, if so, its arguments (in
+ * arg_values/arg_nulls, after graph_eval_agg_args).  Called in the row's memory (the graph's per-tuple
  * memory), where detoasted copies of the values go; the buffer grows in
  * its own.
  */
