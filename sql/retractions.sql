@@ -143,6 +143,19 @@ DELETE FROM rt.m WHERE dev = 7 AND i4 > 300;
 UPDATE rt.m SET i4 = i4 - 1 WHERE dev = 7;
 COMMIT;
 SELECT * FROM rt.check('own rows');
+-- one round applies two transactions' batches (a long flush_interval): a
+-- group emptied by the first (its maximum among its rows) and given smaller
+-- rows by the second starts again from its initial states
+ALTER SYSTEM SET flowpg.flush_interval = '3s';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+DELETE FROM rt.m WHERE dev = 1 AND ts >= '2024-03-01 01:00+00' AND ts < '2024-03-01 02:00+00';
+INSERT INTO rt.m (ts, dev, i4, num, f8, label, flag)
+VALUES ('2024-03-01 01:30+00', 1, 3, 0.5, 1, 'zz', true), ('2024-03-01 01:31+00', 1, 2, 0.25, 0.5, 'zy', false);
+ALTER SYSTEM RESET flowpg.flush_interval;
+SELECT pg_reload_conf();
+SELECT * FROM rt.check('emptied and refilled');
+SELECT max4, maxnum, maxf, n FROM rt.extreme WHERE dev = 1 AND hour = '2024-03-01 01:00+00';
 -- a whole rollback: nothing of it reaches a sink
 BEGIN;
 DELETE FROM rt.m WHERE dev = 0;

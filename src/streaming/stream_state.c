@@ -538,7 +538,17 @@ stream_state_merge_group(StreamFlow *flow, int64 time_lo, int64 time_hi, AggTran
 	store_load_trans(store, group, trans);
 	if (inputs != NULL)
 	{
-		if (!apply_input(graph, cxt, trans, inputs, sign))
+		bool		exact = apply_input(graph, cxt, trans, inputs, sign);
+
+		/*
+		 * The group's last row went: its states are the initial ones,
+		 * whatever the inverses said (a removed maximum needs no
+		 * recompute).  Otherwise a state that cannot say what it is
+		 * without the row has its group recomputed.
+		 */
+		if (graph->rows_counter >= 0 && DatumGetInt64(trans[graph->rows_counter].value) == 0)
+			agg_init_trans(cxt, graph->aggs, graph->naggs, trans);
+		else if (!exact)
 			group->flags |= STORED_STALE;
 	}
 	else
