@@ -261,3 +261,13 @@ LEFT JOIN pg_catalog.pg_attribute a
  * flows made by 0.2 get them here.
  */
 SELECT flowpg._repair_capture();
+
+/*
+ * 0.3 (issue 37): verify_flow compares values exactly, by their binary
+ * images, not by their types' equality (1.5 = 1.50, -0 = 0): the sink
+ * must hold the value the query gives, not one equal to it.
+ */
+CREATE FUNCTION flowpg._value_image(value anyelement)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'flowpg_value_image'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;

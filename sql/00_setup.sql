@@ -6,22 +6,34 @@ SET client_min_messages = warning;
 -- The oracle: rows of the sink that the flow's query does not produce, plus
 -- rows the query produces that the sink lacks (EXCEPT ALL both ways).  The
 -- columns flowpg fills itself (update_at, GreptimeDB's __ts_placeholder)
--- are not the query's.
+-- are not the query's.  Rows are compared exactly, as the text of their
+-- values in the sink's column types: 1.5 and 1.50, -0 and 0, '1 mon' and
+-- '30 days', 'abc' and 'ABC' under a nondeterministic collation are equal
+-- under their types' "=", yet a sink holding one where the query gives the
+-- other is stale.
 CREATE FUNCTION flow_mismatches(flow text) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
 	f record;
-	cols text;
+	sink_row text;
+	query_row text;
+	aliases text;
 	n bigint;
 BEGIN
 	SELECT sink_table, query INTO STRICT f FROM flowpg.flows WHERE flow_name = flow;
-	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
-	  FROM pg_attribute
-	 WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
-	   AND attname NOT IN ('update_at', '__ts_placeholder');
-	EXECUTE format('SELECT count(*) FROM ((SELECT %1$s FROM %2$s EXCEPT ALL SELECT * FROM (%3$s) q)
-					UNION ALL (SELECT * FROM (%3$s) q EXCEPT ALL SELECT %1$s FROM %2$s)) d',
-				   cols, f.sink_table, f.query) INTO n;
+	SELECT string_agg(format('s.%I', attname), ', ' ORDER BY attnum),
+		   string_agg(format('CAST(q.c%s AS %s)', i, format_type(atttypid, atttypmod)), ', ' ORDER BY attnum),
+		   string_agg(format('c%s', i), ', ' ORDER BY attnum)
+	  INTO sink_row, query_row, aliases
+	  FROM (SELECT attname, attnum, atttypid, atttypmod, row_number() OVER (ORDER BY attnum) AS i
+			  FROM pg_attribute
+			 WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
+			   AND attname NOT IN ('update_at', '__ts_placeholder')) a;
+	EXECUTE format('WITH s AS (SELECT ROW(%1$s)::text AS r FROM %2$s s),
+						 q AS (SELECT ROW(%3$s)::text AS r FROM (%4$s) q(%5$s))
+					SELECT count(*) FROM ((SELECT r FROM s EXCEPT ALL SELECT r FROM q)
+										  UNION ALL (SELECT r FROM q EXCEPT ALL SELECT r FROM s)) d',
+				   sink_row, f.sink_table, query_row, f.query, aliases) INTO n;
 	RETURN n;
 END $$;
 

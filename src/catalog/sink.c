@@ -506,15 +506,22 @@ append_dedup_keys(StringInfo sql, FlowPlan *plan, bool *keys, bool nulls_distinc
  * " ON CONFLICT (conflict) DO UPDATE SET ..." of an INSERT INTO the sink AS
  * s: a row is rewritten only when a value changed.  conflict NULL: the
  * group keys (and __ts_placeholder where the index has it); keys NULL: the
- * group key outputs, which are not updated.  Values are compared in the
- * sink column's type.
+ * group key outputs, which are not updated.
+ *
+ * "Changed" is decided on the values' binary images (record_image_eq, the
+ * *= operator REFRESH MATERIALIZED VIEW CONCURRENTLY decides it with),
+ * never by the types' equality: 1.50 = 1.5, '1 mon' = '30 days', -0 = 0
+ * and 'ABC' = 'abc' under a nondeterministic collation, yet each is a
+ * different value that the sink must hold when the query gives it.  An
+ * image that differs for equal values only costs a rewrite.
  */
 static void
 append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan, const char *conflict,
 					 bool *keys)
 {
 	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
-	StringInfoData changed;
+	StringInfoData old_values;
+	StringInfoData new_values;
 	bool		first;
 
 	appendStringInfoString(sql, " ON CONFLICT (");
@@ -527,27 +534,19 @@ append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan, const char 
 			appendStringInfoString(sql, ", " SINK_TS_PLACEHOLDER);
 	}
 	appendStringInfoString(sql, ") DO ");
-	initStringInfo(&changed);
+	initStringInfo(&old_values);
+	initStringInfo(&new_values);
 	first = true;
 	for (int c = 0; c < plan->noutputs; c++)
 	{
 		const char *col = quote_identifier(plan->outputs[c].name);
-		AttrNumber	attnum = get_attnum(sink_relid, plan->outputs[c].name);
-		TypeCacheEntry *tc;
 
 		/* a group's key is the group's; a projection's is the last write's (1.0 after 1.00) */
 		if (!keys && plan->outputs[c].is_group_key)
 			continue;
 		appendStringInfo(sql, "%s%s = excluded.%s", first ? "UPDATE SET " : ", ", col, col);
-		/* types without an equality operator, and keys (equal), are compared as text */
-		tc = lookup_type_cache(attnum != InvalidAttrNumber ? get_atttype(sink_relid, attnum) :
-							   plan->outputs[c].type, TYPECACHE_EQ_OPR);
-		if (OidIsValid(tc->eq_opr) && !(keys && keys[c]))
-			appendStringInfo(&changed, "%ss.%s IS DISTINCT FROM excluded.%s",
-							 first ? "" : " OR ", col, col);
-		else
-			appendStringInfo(&changed, "%ss.%s::pg_catalog.text IS DISTINCT FROM excluded.%s::pg_catalog.text",
-							 first ? "" : " OR ", col, col);
+		appendStringInfo(&old_values, "%ss.%s", first ? "" : ", ", col);
+		appendStringInfo(&new_values, "%sexcluded.%s", first ? "" : ", ", col);
 		first = false;
 	}
 	if (first)
@@ -556,7 +555,9 @@ append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan, const char 
 	{
 		if (has_update_at)
 			appendStringInfoString(sql, ", update_at = excluded.update_at");
-		appendStringInfo(sql, " WHERE %s", changed.data);
+		/* the function: "ROW() *= ROW()" would compare column by column */
+		appendStringInfo(sql, " WHERE NOT pg_catalog.record_image_eq(ROW(%s), ROW(%s))",
+						 old_values.data, new_values.data);
 	}
 }
 

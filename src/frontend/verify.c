@@ -21,16 +21,18 @@
  * they were computed (a NOTICE says so).
  *
  * Values are compared in the sink column's type (the query's outputs are
- * cast to it as the INSERT into the sink does), by the type's default
- * equality; a type without btree equality and ordering (json, hll, point)
- * is compared by its text.  Floats (float4, float8 and domains over them)
- * are compared exactly when the tolerance is 0.  Otherwise the rows left
- * without an exact twin are matched within the tolerance, which is
- * relative: a and b match when |a - b| <= tolerance * greatest(|a|, |b|)
- * (equal values, NULLs and NaNs match themselves; an infinity matches only
- * itself).  Rows that agree on all columns but the floats are paired in
- * the order of their floats, and a pair is a twin when every float of it
- * matches.
+ * cast to it as the INSERT into the sink does), exactly: by their binary
+ * images (_value_image), never by the type's equality, under which 1.5 and
+ * 1.50, '1 mon' and '30 days', -0 and 0, or 'abc' and 'ABC' under a
+ * nondeterministic collation are equal although a sink holding one where
+ * the query gives the other is stale.  Floats (float4, float8 and domains
+ * over them) are compared so too when the tolerance is 0 (every NaN being
+ * one value).  Otherwise the rows left without a twin equal under the
+ * floats' equality are matched within the tolerance, which is relative: a
+ * and b match when |a - b| <= tolerance * greatest(|a|, |b|) (NULLs and
+ * NaNs match themselves; an infinity matches only itself).  Rows that agree
+ * on all columns but the floats are paired in the order of their floats,
+ * and a pair is a twin when every float of it matches.
  *
  * It only reads: the comparison is one SELECT run like the refresh's
  * queries, as the flow's owner in a restricted security context under the
@@ -65,13 +67,13 @@
 
 PG_FUNCTION_INFO_V1(flowpg_verify_flow);
 PG_FUNCTION_INFO_V1(flowpg_floats_within);
+PG_FUNCTION_INFO_V1(flowpg_value_image);
 
 /* How a column is compared. */
 typedef enum VerifyKind
 {
-	VERIFY_EQUAL,				/* by the type's default equality */
-	VERIFY_FLOAT,				/* the same, then within the tolerance */
-	VERIFY_TEXT					/* no btree equality: by its text */
+	VERIFY_IMAGE,				/* by its binary image: exactly */
+	VERIFY_FLOAT				/* a float, then within the tolerance */
 } VerifyKind;
 
 typedef struct VerifyColumn
@@ -84,10 +86,11 @@ typedef struct VerifyColumn
 /*
  * How an output of the flow is compared with its sink column: in the
  * column's type, typmod and collation, which the query's value is cast to
- * where the output's differ, as the INSERT into the sink casts it.
+ * where the output's differ, as the INSERT into the sink casts it.  Floats
+ * are compared by value when a tolerance applies to them.
  */
 static void
-verify_column(Oid sink_relid, FlowOutput *out, VerifyColumn *col)
+verify_column(Oid sink_relid, FlowOutput *out, bool tolerant, VerifyColumn *col)
 {
 	AttrNumber	attnum = get_attnum(sink_relid, out->name);
 	const char *name = quote_identifier(out->name);
@@ -96,7 +99,6 @@ verify_column(Oid sink_relid, FlowOutput *out, VerifyColumn *col)
 	Oid			collation;
 	Oid			base;
 	bool		cast;
-	TypeCacheEntry *typentry;
 
 	if (attnum == InvalidAttrNumber)
 		ereport(ERROR,
@@ -118,17 +120,13 @@ verify_column(Oid sink_relid, FlowOutput *out, VerifyColumn *col)
 								   generate_collation_name(collation));
 
 	base = getBaseType(type);
-	typentry = lookup_type_cache(type, TYPECACHE_EQ_OPR | TYPECACHE_LT_OPR);
-	if (base == FLOAT4OID || base == FLOAT8OID)
+	if (tolerant && (base == FLOAT4OID || base == FLOAT8OID))
 		col->kind = VERIFY_FLOAT;
-	else if (OidIsValid(typentry->eq_opr) && OidIsValid(typentry->lt_opr))
-		col->kind = VERIFY_EQUAL;
 	else
 	{
-		/* EXCEPT, ORDER BY and PARTITION BY need both */
-		col->kind = VERIFY_TEXT;
-		col->sink_expr = psprintf("CAST(%s AS pg_catalog.text)", col->sink_expr);
-		col->query_expr = psprintf("CAST(%s AS pg_catalog.text)", col->query_expr);
+		col->kind = VERIFY_IMAGE;
+		col->sink_expr = psprintf("flowpg._value_image(%s)", col->sink_expr);
+		col->query_expr = psprintf("flowpg._value_image(%s)", col->query_expr);
 	}
 }
 
@@ -309,8 +307,8 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	cols = palloc(sizeof(VerifyColumn) * run.plan->noutputs);
 	for (int i = 0; i < run.plan->noutputs; i++)
 	{
-		verify_column(entry->sink_relid, &run.plan->outputs[i], &cols[i]);
-		tolerant |= cols[i].kind == VERIFY_FLOAT && tolerance > 0;
+		verify_column(entry->sink_relid, &run.plan->outputs[i], tolerance > 0, &cols[i]);
+		tolerant |= cols[i].kind == VERIFY_FLOAT;
 	}
 	if (tolerant)
 	{
@@ -406,4 +404,71 @@ flowpg_floats_within(PG_FUNCTION_ARGS)
 	if (isinf(a) || isinf(b) || isnan(a) || isnan(b))
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(fabs(a - b) <= tolerance * fmax(fabs(a), fabs(b)));
+}
+
+/*
+ * flowpg._value_image(value): the bytes that make the value what it is, as
+ * record_image_eq compares them (detoasted, without the varlena header),
+ * for comparisons that must tell apart values their type's equality does
+ * not.  Every float NaN is one value, as float ordering and output have it.
+ */
+Datum
+flowpg_value_image(PG_FUNCTION_ARGS)
+{
+	typedef struct ImageType
+	{
+		Oid			type;
+		int16		typlen;
+		bool		typbyval;
+		Oid			base;
+	} ImageType;
+	ImageType  *it = fcinfo->flinfo->fn_extra;
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	Datum		value = PG_GETARG_DATUM(0);
+	char		byval[sizeof(Datum)];
+	const char *data;
+	Size		len;
+	bytea	   *result;
+
+	if (it == NULL || it->type != type)
+	{
+		if (it == NULL)
+			it = fcinfo->flinfo->fn_extra =
+				MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(ImageType));
+		it->type = type;
+		get_typlenbyval(type, &it->typlen, &it->typbyval);
+		it->base = getBaseType(type);
+	}
+	if (it->base == FLOAT8OID && isnan(DatumGetFloat8(value)))
+		value = Float8GetDatum(get_float8_nan());
+	else if (it->base == FLOAT4OID && isnan(DatumGetFloat4(value)))
+		value = Float4GetDatum(get_float4_nan());
+
+	if (it->typlen == -1)
+	{
+		struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+
+		data = VARDATA_ANY(v);
+		len = VARSIZE_ANY_EXHDR(v);
+	}
+	else if (it->typlen == -2)
+	{
+		data = DatumGetCString(value);
+		len = strlen(data);
+	}
+	else if (it->typbyval)
+	{
+		store_att_byval(byval, value, it->typlen);
+		data = byval;
+		len = it->typlen;
+	}
+	else
+	{
+		data = DatumGetPointer(value);
+		len = it->typlen;
+	}
+	result = palloc(len + VARHDRSZ);
+	SET_VARSIZE(result, len + VARHDRSZ);
+	memcpy(VARDATA(result), data, len);
+	PG_RETURN_BYTEA_P(result);
 }

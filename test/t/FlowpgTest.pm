@@ -26,21 +26,28 @@ our $per_minute_oracle = q{
 WITH q AS (SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total
              FROM metrics GROUP BY device, date_trunc('minute', ts)),
      s AS (SELECT device, minute, n, total FROM metrics_per_minute)
-SELECT (SELECT count(*) FROM (SELECT * FROM q EXCEPT ALL SELECT * FROM s) a)
-     + (SELECT count(*) FROM (SELECT * FROM s EXCEPT ALL SELECT * FROM q) b)};
+SELECT (SELECT count(*) FROM (SELECT q::text FROM q EXCEPT ALL SELECT s::text FROM s) a)
+     + (SELECT count(*) FROM (SELECT s::text FROM s EXCEPT ALL SELECT q::text FROM q) b)};
 # flow_mismatches(flow): the same oracle for any flow (as sql/00_setup.sql
-# has it): rows of the sink and of the flow's query without a twin.
+# has it): rows of the sink and of the flow's query without a twin, rows
+# compared exactly (as the text of their values in the sink's types).
 our $mismatches_function = q{
 CREATE FUNCTION flow_mismatches(flow text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE f record; cols text; n bigint;
+DECLARE f record; sink_row text; query_row text; aliases text; n bigint;
 BEGIN
 	SELECT sink_table, query INTO STRICT f FROM flowpg.flows WHERE flow_name = flow;
-	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols
-	  FROM pg_attribute WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
-	   AND attname <> 'update_at';
-	EXECUTE format('SELECT count(*) FROM ((SELECT %1$s FROM %2$s EXCEPT ALL SELECT * FROM (%3$s) q)
-					UNION ALL (SELECT * FROM (%3$s) q EXCEPT ALL SELECT %1$s FROM %2$s)) d',
-				   cols, f.sink_table, f.query) INTO n;
+	SELECT string_agg(format('s.%I', attname), ', ' ORDER BY attnum),
+		   string_agg(format('CAST(q.c%s AS %s)', i, format_type(atttypid, atttypmod)), ', ' ORDER BY attnum),
+		   string_agg(format('c%s', i), ', ' ORDER BY attnum)
+	  INTO sink_row, query_row, aliases
+	  FROM (SELECT attname, attnum, atttypid, atttypmod, row_number() OVER (ORDER BY attnum) AS i
+			  FROM pg_attribute WHERE attrelid = f.sink_table AND attnum > 0 AND NOT attisdropped
+			   AND attname NOT IN ('update_at', '__ts_placeholder')) a;
+	EXECUTE format('WITH s AS (SELECT ROW(%1$s)::text AS r FROM %2$s s),
+						 q AS (SELECT ROW(%3$s)::text AS r FROM (%4$s) q(%5$s))
+					SELECT count(*) FROM ((SELECT r FROM s EXCEPT ALL SELECT r FROM q)
+										  UNION ALL (SELECT r FROM q EXCEPT ALL SELECT r FROM s)) d',
+				   sink_row, f.sink_table, query_row, f.query, aliases) INTO n;
 	RETURN n;
 END $$};
 # How many flows have their view depend on their sink (which makes DROP
