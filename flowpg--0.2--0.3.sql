@@ -271,3 +271,16 @@ CREATE FUNCTION flowpg._value_image(value anyelement)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'flowpg_value_image'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+/*
+ * 0.3 (issue 37): code added to a flow's tables (a trigger, policy or rule)
+ * that the flow will not run as its owner is reported when it appears
+ * (ddl_events.c): the event trigger hears of those statements too.
+ */
+DROP EVENT TRIGGER flowpg_ddl_command_end;
+CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
+	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA', 'ALTER FUNCTION', 'ALTER TYPE',
+				 'ALTER AGGREGATE', 'ALTER OPERATOR', 'ALTER DOMAIN', 'ALTER ROUTINE',
+				 'CREATE TABLE', 'CREATE TRIGGER', 'CREATE POLICY', 'ALTER POLICY',
+				 'CREATE RULE')
+	EXECUTE FUNCTION flowpg._on_ddl_command_end();

@@ -42,7 +42,7 @@ END $$;
 SELECT ex.make('sum_numeric', 'sum(n)'), ex.make('max_interval', 'max(iv)'),
 	   ex.make('max_float', 'max(f)'), ex.make('max_text', 'max(t)'),
 	   ex.make('max_user_type', 'ex.ci_max(u)');
-SELECT flow_name, mode FROM flowpg.flows WHERE flow_name LIKE '%\_streaming' OR flow_name LIKE '%\_batching'
+SELECT flow_name, mode FROM flowpg.flows WHERE sink_table::text LIKE 'ex.%'
  ORDER BY 1;
 
 -- the first values, written

@@ -61,6 +61,7 @@
 #include "progress.h"
 #include "settings.h"
 #include "sink.h"
+#include "trust.h"
 #include "stats.h"
 #include "window.h"
 
@@ -260,6 +261,11 @@ batch_run_begin(BatchRun *run, FlowEntry *entry, ProgressCommand command)
 	run->plan = flow_plan_for_entry(entry);
 	/* the owner's code runs here: it may not change the caller's session */
 	flow_enter(&run->identity, entry->owner, entry->settings, false);
+	/* before any of the tables' own code runs: verify and explain write nothing */
+	trust_require_table_code(sink_untrusted_code(entry->sink_relid, run->plan, entry->owner,
+												 command != PROGRESS_VERIFY &&
+												 command != PROGRESS_EXPLAIN),
+							 entry->flow_name, entry->owner);
 	run->probe = run->plan->window_expr ? flow_plan_window_probe(run->plan) : NULL;
 	{
 		MemoryContext caller = CurrentMemoryContext;

@@ -50,6 +50,9 @@
 #include "catalog/pg_depend.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_policy.h"
+#include "catalog/pg_rewrite.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -74,6 +77,7 @@
 #include "settings.h"
 #include "sink.h"
 #include "stats.h"
+#include "trust.h"
 #include "pool.h"
 
 PG_FUNCTION_INFO_V1(flowpg_on_sql_drop);
@@ -214,6 +218,41 @@ typedef struct TouchedObject
 	bool		is_relation;	/* a pg_class object (objid is the table) */
 } TouchedObject;
 
+/*
+ * The table of a trigger, policy or rule just made, InvalidOid for other
+ * objects.  Read from the catalogs as they are now: the event trigger's
+ * snapshot may be older than the command.
+ */
+static Oid
+table_of_object(Oid classid, Oid objid)
+{
+	AttrNumber	table_column;
+	Relation	catalog;
+	HeapTuple	tuple;
+	Oid			table = InvalidOid;
+
+	if (classid == TriggerRelationId)
+		table_column = Anum_pg_trigger_tgrelid;
+	else if (classid == PolicyRelationId)
+		table_column = Anum_pg_policy_polrelid;
+	else if (classid == RewriteRelationId)
+		table_column = Anum_pg_rewrite_ev_class;
+	else
+		return InvalidOid;
+	catalog = table_open(classid, AccessShareLock);
+	tuple = get_catalog_object_by_oid(catalog, get_object_attnum_oid(classid), objid);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, table_column, RelationGetDescr(catalog), &isnull);
+
+		if (!isnull)
+			table = DatumGetObjectId(value);
+	}
+	table_close(catalog, AccessShareLock);
+	return table;
+}
+
 /* Reads pg_event_trigger_dropped_objects() / _ddl_commands(). */
 static List *
 touched_objects(bool dropped)
@@ -259,6 +298,8 @@ touched_objects(bool dropped)
 		obj->table = DatumGetObjectId(SPI_getbinval(tuple, desc, 9, &isnull));
 		if (isnull)
 			obj->table = InvalidOid;
+		if (!dropped)
+			obj->table = table_of_object(classid, obj->objid);
 		result = lappend(result, obj);
 		MemoryContextSwitchTo(old);
 	}
@@ -671,6 +712,32 @@ check_capture_triggers(Oid relid, const char *flow_name)
 	table_close(rel, AccessShareLock);
 }
 
+/*
+ * Code added to a table a flow writes or reads (a trigger, default, rule,
+ * policy) that the flow will not run (trust.c): whoever added it is told
+ * now; the flow fails at its next run, naming it.
+ */
+static void
+warn_untrusted_code(FlowEntry *entry, Oid relid)
+{
+	char	   *untrusted;
+
+	if (relid != entry->sink_relid && !list_member_oid(entry->source_relids, relid))
+		return;
+	untrusted = sink_untrusted_code(entry->sink_relid,
+									flow_plan_query_tree(stringToNode(entry->query_tree),
+														 entry->window_output),
+									entry->owner, true);
+	if (untrusted)
+		ereport(WARNING,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("flow \"%s\" will fail rather than run %s as its owner %s",
+						entry->flow_name, untrusted, GetUserNameFromId(entry->owner, false)),
+				 errdetail("The code of the tables a flow writes and reads runs with its owner's rights; "
+						   "flowpg runs only code that roles able to act as the owner could have written."),
+				 errhint("Remove that code, or give the table to the flow's owner.")));
+}
+
 static void
 flow_context_callback(void *arg)
 {
@@ -712,8 +779,12 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 			if (!obj->is_relation)
 			{
 				concerned = true;	/* a schema, function, type: names may change */
+				/* a trigger, policy or rule of a table */
+				if (OidIsValid(obj->table))
+					warn_untrusted_code(entry, obj->table);
 				continue;
 			}
+			warn_untrusted_code(entry, obj->objid);
 			if (obj->objid == entry->sink_relid)
 			{
 				concerned = true;

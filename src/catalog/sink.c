@@ -53,6 +53,7 @@
 #include "dirty_log.h"
 #include "progress.h"
 #include "sink.h"
+#include "trust.h"
 
 static void sink_write_callback(void *arg);
 
@@ -164,6 +165,29 @@ void
 sink_write_context_pop(SinkWriteContext *cxt)
 {
 	error_context_stack = cxt->callback.previous;
+}
+
+char *
+sink_untrusted_code(Oid sink_relid, FlowPlan *plan, Oid owner, bool writes)
+{
+	char	   *untrusted = NULL;
+	ListCell   *lc;
+
+	if (writes)
+	{
+		Bitmapset  *written = NULL;
+
+		/* the columns written: the outputs and those flowpg fills itself */
+		for (int c = 0; c < plan->noutputs; c++)
+			written = bms_add_member(written, get_attnum(sink_relid, plan->outputs[c].name));
+		written = bms_add_member(written, get_attnum(sink_relid, "update_at"));
+		written = bms_add_member(written, get_attnum(sink_relid, SINK_TS_PLACEHOLDER));
+		untrusted = trust_untrusted_table_code(sink_relid, owner, true, written);
+	}
+	foreach(lc, plan->source_relids)
+		if (untrusted == NULL)
+			untrusted = trust_untrusted_table_code(lfirst_oid(lc), owner, false, NULL);
+	return untrusted;
 }
 
 void

@@ -32,6 +32,12 @@ extern Oid	sink_prepare(RangeVar *rv, const char *flow_name,
 extern void sink_install_guard(Oid sink_relid);
 extern void sink_remove_guard(Oid sink_relid);
 extern bool sink_has_guard(Oid sink_relid);
+/*
+ * The first piece of its sink's (when writes) and its sources' own code
+ * that the flow would run as owner and that trust.c's rule refuses,
+ * described; NULL if none.
+ */
+extern char *sink_untrusted_code(Oid sink_relid, FlowPlan *plan, Oid owner, bool writes);
 extern bool sink_is_guard(const char *tgname);
 
 /*

@@ -19,21 +19,41 @@
  * member of does not (another member could have made it), nor anything of
  * an ordinary role under a superuser's flow.
  *
+ * Tables carry code of their own that runs whenever the flow writes its
+ * sink or reads its sources, whoever added it and whenever: triggers,
+ * column defaults and generated columns, rules, domain checks, row-level
+ * security policies.  A table whose owner cannot act as the flow's owner
+ * (a group role the owner belongs to: any other member can change it) may
+ * carry none of that code (trust_untrusted_table_code); on a table of a
+ * trusted owner, the functions its triggers and defaults call must pass
+ * the rule as well (a grantee of TRIGGER may have added one).  The
+ * policies of a source of an unrelated role are that role's rule over its
+ * own rows, which only it can change: applied, as to any reader.  Checked at
+ * creation, when such code appears (a WARNING to whoever adds it), and
+ * before every run of the flow, in both engines, which then fails naming
+ * the object rather than running it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/dependency.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 
 #include "trust.h"
@@ -151,6 +171,124 @@ trust_untrusted_relation(Oid relid, Oid flow_owner, const char *what)
 	/* a sink's triggers and defaults are its owner's code */
 	(void) object_untrusted(&walk, RELOID, relid, what);
 	return walk.untrusted;
+}
+
+/* "what of table T of role R", for a table's own code */
+static char *
+table_code(Relation rel, const char *what)
+{
+	return psprintf("%s of table %s of role %s", what,
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											   RelationGetRelationName(rel)),
+					GetUserNameFromId(rel->rd_rel->relowner, true) ?
+					GetUserNameFromId(rel->rd_rel->relowner, true) : "(dropped)");
+}
+
+/* Is the function flowpg's own (the sink's guard trigger, say)? */
+static bool
+flowpg_function(Oid funcid)
+{
+	Oid			flowpg = get_extension_oid("flowpg", true);
+
+	return OidIsValid(flowpg) && getExtensionOfObject(ProcedureRelationId, funcid) == flowpg;
+}
+
+/* The first untrusted function or type an expression (a node tree's text) calls. */
+static char *
+untrusted_in_expression(const char *node_text, Oid flow_owner)
+{
+	TrustWalk	walk = {flow_owner, NULL};
+
+	(void) trust_walker(stringToNode(node_text), &walk);
+	return walk.untrusted;
+}
+
+char *
+trust_untrusted_table_code(Oid relid, Oid flow_owner, bool writes, Bitmapset *written)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	bool		owner_trusted = trust_role_trusted(rel->rd_rel->relowner, flow_owner);
+	TupleDesc	desc = RelationGetDescr(rel);
+	TrustWalk	walk = {flow_owner, NULL};
+	char	   *untrusted = NULL;
+
+	/*
+	 * Policies that apply to the owner, on reads and writes alike, of a
+	 * group's table (forced on its members).  Those of a table of another
+	 * role are that role's rule over its own rows, applied to every reader
+	 * as PostgreSQL applies them; no other role can change them.
+	 */
+	if (!owner_trusted && is_member_of_role_nosuper(flow_owner, rel->rd_rel->relowner) &&
+		check_enable_rls(relid, flow_owner, true) == RLS_ENABLED)
+		untrusted = table_code(rel, "row-level security policies");
+
+	for (int i = 0; writes && untrusted == NULL && rel->trigdesc &&
+		 i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &rel->trigdesc->triggers[i];
+
+		/* constraints' triggers are PostgreSQL's; disabled ones never fire for the worker */
+		if (trigger->tgisinternal || trigger->tgenabled == TRIGGER_DISABLED ||
+			trigger->tgenabled == TRIGGER_FIRES_ON_REPLICA || flowpg_function(trigger->tgfoid))
+			continue;
+		if (!owner_trusted)
+			untrusted = table_code(rel, psprintf("trigger \"%s\"", trigger->tgname));
+		else if (object_untrusted(&walk, PROCOID, trigger->tgfoid, NULL) ||
+				 (trigger->tgqual && (walk.untrusted = untrusted_in_expression(trigger->tgqual, flow_owner))))
+			untrusted = psprintf("%s (trigger \"%s\" of table %s)", walk.untrusted,
+								 trigger->tgname, RelationGetRelationName(rel));
+	}
+
+	for (int i = 0; writes && untrusted == NULL && i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		bool		runs_default = att->atthasdef && !att->attidentity &&
+			(att->attgenerated || !bms_is_member(att->attnum, written));
+
+		if (att->attisdropped)
+			continue;
+		/* a domain's checks run on every value written */
+		if (object_untrusted(&walk, TYPEOID, att->atttypid, NULL))
+			untrusted = psprintf("%s (column \"%s\" of table %s)", walk.untrusted,
+								 NameStr(att->attname), RelationGetRelationName(rel));
+		else if (runs_default && !owner_trusted)
+			untrusted = table_code(rel, psprintf("%s of column \"%s\"",
+												 att->attgenerated ? "generation expression" : "default",
+												 NameStr(att->attname)));
+		else if (runs_default && desc->constr)
+		{
+			for (int d = 0; d < desc->constr->num_defval && untrusted == NULL; d++)
+				if (desc->constr->defval[d].adnum == att->attnum &&
+					(walk.untrusted = untrusted_in_expression(desc->constr->defval[d].adbin,
+															  flow_owner)))
+					untrusted = psprintf("%s (default of column \"%s\" of table %s)",
+										 walk.untrusted, NameStr(att->attname),
+										 RelationGetRelationName(rel));
+		}
+	}
+
+	/* rules on writes (a table has no SELECT rule) */
+	if (writes && untrusted == NULL && !owner_trusted && rel->rd_rules &&
+		rel->rd_rules->numLocks > 0)
+		untrusted = table_code(rel, "rules");
+	table_close(rel, AccessShareLock);
+	return untrusted;
+}
+
+void
+trust_require_table_code(const char *untrusted, const char *flow_name, Oid flow_owner)
+{
+	if (untrusted == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("flow \"%s\" will not run %s as its owner %s",
+					flow_name, untrusted, GetUserNameFromId(flow_owner, false)),
+			 errdetail("The code of the tables a flow writes and reads runs with its owner's rights; "
+					   "flowpg runs only code that roles able to act as the owner could have written, "
+					   "and any member of a group role can change the group's tables."),
+			 errhint("Give the table to the flow's owner (ALTER TABLE ... OWNER TO %s), or remove that code from it.",
+					 quote_identifier(GetUserNameFromId(flow_owner, false)))));
 }
 
 void

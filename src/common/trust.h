@@ -9,6 +9,7 @@
 #ifndef FLOWPG_TRUST_H
 #define FLOWPG_TRUST_H
 
+#include "nodes/bitmapset.h"
 #include "nodes/parsenodes.h"
 
 /* Can object_owner's code run as flow_owner?  Only if it can act as flow_owner. */
@@ -23,6 +24,16 @@ extern Oid	trust_database_owner(void);
  */
 extern char *trust_untrusted_in_query(Query *query, Oid flow_owner);
 extern char *trust_untrusted_relation(Oid relid, Oid flow_owner, const char *what);
+
+/*
+ * The first piece of the table's own code that would run as flow_owner
+ * when the flow reads it, or writes it (columns written: the others'
+ * defaults run) and that flowpg does not trust; NULL if none.
+ */
+extern char *trust_untrusted_table_code(Oid relid, Oid flow_owner, bool writes,
+										Bitmapset *written);
+extern void trust_require_table_code(const char *untrusted, const char *flow_name,
+									 Oid flow_owner);
 
 /* ERROR (42501) naming the untrusted object, unless it is NULL. */
 extern void trust_require(const char *untrusted, const char *flow_name, Oid flow_owner);

@@ -488,6 +488,9 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	if (def->vet_objects && !sink_created)
 		trust_require(trust_untrusted_relation(entry->sink_relid, entry->owner, "sink table"),
 					  flow_name, entry->owner);
+	/* code any member of a group could change runs as the owner at every run */
+	trust_require_table_code(sink_untrusted_code(entry->sink_relid, plan, entry->owner, true),
+							 flow_name, entry->owner);
 
 	entry->is_aggregate = plan->is_aggregate;
 	entry->source_relids = plan->source_relids;

@@ -81,6 +81,8 @@ typedef struct VerifyColumn
 	VerifyKind	kind;
 	char	   *sink_expr;		/* over the sink as "s" */
 	char	   *query_expr;		/* over the query's result as "q" */
+	char	   *sink_value;		/* the same, as values of the sink column's type */
+	char	   *query_value;
 } VerifyColumn;
 
 /*
@@ -119,6 +121,8 @@ verify_column(Oid sink_relid, FlowOutput *out, bool tolerant, VerifyColumn *col)
 		col->query_expr = psprintf("%s COLLATE %s", col->query_expr,
 								   generate_collation_name(collation));
 
+	col->sink_value = col->sink_expr;
+	col->query_value = col->query_expr;
 	base = getBaseType(type);
 	if (tolerant && (base == FLOAT4OID || base == FLOAT8OID))
 		col->kind = VERIFY_FLOAT;
@@ -228,7 +232,10 @@ comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
  * (the index makes a key's sink row unique).  Rows with a NULL key under
  * a NULLS DISTINCT index are each their own key: those are compared as
  * the rows of other flows are, EXCEPT ALL both ways.  Exact comparison:
- * a projection's values are not merged in another order.
+ * a projection's values are not merged in another order.  Keys (k1, ...)
+ * are told apart as the unique index tells them, by their type's
+ * equality: of the query's rows 1.0 and 1.00 of one numeric key, the
+ * sink holds one.
  */
 static char *
 projection_comparison_sql(BatchRun *run, VerifyColumn *cols, SinkKey *key)
@@ -238,14 +245,18 @@ projection_comparison_sql(BatchRun *run, VerifyColumn *cols, SinkKey *key)
 	StringInfoData sql;
 	StringInfoData keys;
 	StringInfoData nullkey;
+	StringInfoData images;
 
 	initStringInfo(&keys);
 	initStringInfo(&nullkey);
+	initStringInfo(&images);
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&images, "%sc%d", i ? ", " : "", i + 1);
 	appendStringInfoString(&nullkey, "false");
 	for (int i = 0; i < plan->noutputs; i++)
 		if (key->is_key[i])
 		{
-			appendStringInfo(&keys, "%sc%d", keys.len ? ", " : "", i + 1);
+			appendStringInfo(&keys, "%sk%d", keys.len ? ", " : "", i + 1);
 			if (key->nulls_distinct)
 				appendStringInfo(&nullkey, " OR c%d IS NULL", i + 1);
 		}
@@ -253,17 +264,24 @@ projection_comparison_sql(BatchRun *run, VerifyColumn *cols, SinkKey *key)
 	appendStringInfoString(&sql, "WITH q AS MATERIALIZED (SELECT ");
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].query_expr, i + 1);
+	for (int i = 0; i < plan->noutputs; i++)
+		if (key->is_key[i])
+			appendStringInfo(&sql, ", %s AS k%d", cols[i].query_value, i + 1);
 	appendStringInfo(&sql, " FROM (%s) q), s AS MATERIALIZED (SELECT ",
 					 pg_get_querydef(plan->query, false));
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].sink_expr, i + 1);
-	appendStringInfo(&sql, " FROM %s s) SELECT "
-					 "(SELECT count(*) FROM (SELECT * FROM s WHERE NOT (%s) EXCEPT SELECT * FROM q WHERE NOT (%s)) d) + "
+	for (int i = 0; i < plan->noutputs; i++)
+		if (key->is_key[i])
+			appendStringInfo(&sql, ", %s AS k%d", cols[i].sink_value, i + 1);
+	appendStringInfo(&sql, " FROM %s s), sc AS (SELECT %s FROM s), qc AS (SELECT %s FROM q) SELECT "
+					 "(SELECT count(*) FROM (SELECT * FROM sc WHERE NOT (%s) EXCEPT SELECT * FROM qc WHERE NOT (%s)) d) + "
 					 "(SELECT count(*) FROM (SELECT %s FROM q WHERE NOT (%s) EXCEPT SELECT %s FROM s WHERE NOT (%s)) d) + "
-					 "(SELECT count(*) FROM (SELECT * FROM s WHERE %s EXCEPT ALL SELECT * FROM q WHERE %s) d) + "
-					 "(SELECT count(*) FROM (SELECT * FROM q WHERE %s EXCEPT ALL SELECT * FROM s WHERE %s) d)",
+					 "(SELECT count(*) FROM (SELECT * FROM sc WHERE %s EXCEPT ALL SELECT * FROM qc WHERE %s) d) + "
+					 "(SELECT count(*) FROM (SELECT * FROM qc WHERE %s EXCEPT ALL SELECT * FROM sc WHERE %s) d)",
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink_relid)),
 												get_rel_name(sink_relid)),
+					 images.data, images.data,
 					 nullkey.data, nullkey.data,
 					 keys.data, nullkey.data, keys.data, nullkey.data,
 					 nullkey.data, nullkey.data, nullkey.data, nullkey.data);

@@ -64,6 +64,8 @@
 #include "guc.h"
 #include "settings.h"
 #include "shmem.h"
+#include "sink.h"
+#include "trust.h"
 #include "stats.h"
 #include "stream_flow.h"
 #include "stream_state.h"
@@ -132,6 +134,10 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 
 	flow_enter(&identity, entry->owner, entry->settings, false);
 	stream_state_open(flow);
+	/* before a refill reads the sources or a write runs the sink's code */
+	trust_require_table_code(sink_untrusted_code(entry->sink_relid, flow->graph->plan,
+												 entry->owner, true),
+							 entry->flow_name, entry->owner);
 	sh = flow->sh;
 	flow->ran = true;
 	rows_before = sh->unrecorded.rows_out;
