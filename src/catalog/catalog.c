@@ -74,6 +74,34 @@ catalog_exists(void)
 	return OidIsValid(nspid) && OidIsValid(get_relname_relid("flow", nspid));
 }
 
+/* Does flowpg's table of that name hold a row?  Read as it is, at any version. */
+static bool
+table_has_rows(Oid nspid, const char *name)
+{
+	Oid			relid = get_relname_relid(name, nspid);
+	Relation	rel;
+	TableScanDesc scan;
+	bool		found;
+
+	if (!OidIsValid(relid))
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	found = heap_getnext(scan, ForwardScanDirection) != NULL;
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+bool
+catalog_has_any_flow(void)
+{
+	Oid			nspid = get_namespace_oid("flowpg", true);
+
+	return OidIsValid(nspid) &&
+		(table_has_rows(nspid, "flow") || table_has_rows(nspid, "pending_flow"));
+}
+
 /* The version of flowpg's SQL objects in this database; NULL: not installed. */
 char *
 catalog_extension_version(void)

@@ -48,6 +48,12 @@ typedef struct FlowEntry
 extern bool catalog_exists(void);
 
 /*
+ * Does the database hold a flow, pending ones included?  Readable whatever
+ * the version of flowpg's objects (an active snapshot is needed).
+ */
+extern bool catalog_has_any_flow(void);
+
+/*
  * The version of the SQL objects this library works with.  A database
  * still at an older one (the library was upgraded, ALTER EXTENSION flowpg
  * UPDATE not run yet) keeps capturing -- the capture triggers and the dirty

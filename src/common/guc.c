@@ -16,6 +16,7 @@
 bool		flowpg_enabled = true;
 int			flowpg_max_flows = 64;
 int			flowpg_max_flows_per_role = 0;
+int			flowpg_max_streaming_flows_per_role = 0;
 int			flowpg_state_memory_kb = 64 * 1024;
 int			flowpg_queue_memory_kb = 16 * 1024;
 int			flowpg_flush_interval_ms = 100;
@@ -85,6 +86,16 @@ guc_define(void)
 							&flowpg_max_flows_per_role,
 							0, 0, 10000,
 							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("flowpg.max_streaming_flows_per_role",
+							"Maximum number of streaming flows one role may own in the whole server (0: flowpg.max_flows).",
+							"Streaming flows of every database share 4 * flowpg.max_flows slots in shared memory; "
+							"superusers' flows are not counted.",
+							&flowpg_max_streaming_flows_per_role,
+							0, 0, 40000,
+							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
 

@@ -11,6 +11,7 @@
 extern bool flowpg_enabled;
 extern int	flowpg_max_flows;
 extern int	flowpg_max_flows_per_role;
+extern int	flowpg_max_streaming_flows_per_role;
 extern int	flowpg_state_memory_kb;
 extern int	flowpg_queue_memory_kb;
 extern int	flowpg_flush_interval_ms;

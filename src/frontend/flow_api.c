@@ -495,6 +495,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry->is_aggregate = plan->is_aggregate;
 	entry->source_relids = plan->source_relids;
 	entry->query = flow_plan_deparse(plan->query, entry->settings, entry->owner);
+	flow_plan_check_evaluable(entry->query, entry->owner, entry->settings, flow_name);
 	entry->query_tree = nodeToString(plan->query);
 	entry->time_relid = plan->window_expr ? plan->time_relid : InvalidOid;
 	entry->time_attno = plan->window_expr ? plan->time_attno : InvalidAttrNumber;
@@ -516,6 +517,8 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	}
 	else
 		catalog_insert(entry);
+	if (strcmp(entry->mode, "streaming") == 0)
+		registry_reserve(entry->flow_id, entry->owner);
 
 	/*
 	 * Capture from now on.  The lock waits for writers in progress and keeps

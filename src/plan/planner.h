@@ -226,4 +226,12 @@ extern bool flow_plan_reads_descendants(Query *query, Oid relid);
 /* How many range table entries, at any query level, read the table. */
 extern int	flow_plan_count_relation(Query *query, Oid relid);
 
+/*
+ * Refuses (54001, naming the flow) a query whose planning or executor set-up
+ * exhausts the stack, as its owner under its settings: every run would fail.
+ * Other errors of the planning are raised as they are.
+ */
+extern void flow_plan_check_evaluable(const char *query, Oid owner, ArrayType *settings,
+									  const char *flow_name);
+
 #endif							/* FLOWPG_PLANNER_H */

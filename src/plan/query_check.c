@@ -7,8 +7,10 @@
  * ORDER BY, LIMIT, window functions, recursive or data-modifying WITH,
  * temporary objects, volatile functions), the collection of the tables the
  * query reads at any level, the rights checks (SELECT on what it reads,
- * EXECUTE on what it calls) and the column and relation walks that other
- * modules use.  Turning the checked query into a graph is planner.c's job.
+ * EXECUTE on what it calls), the column and relation walks that other
+ * modules use, and the check that the query can be planned at all (an
+ * expression nested too deeply for the stack).  Turning the checked query
+ * into a graph is planner.c's job.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,6 +21,8 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
+#include "tcop/tcopprot.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
@@ -30,6 +34,8 @@
 #include "utils/syscache.h"
 
 #include "planner.h"
+#include "settings.h"
+#include "subxact.h"
 
 static void
 reject_query(const char *what, const char *hint)
@@ -341,4 +347,37 @@ flow_plan_relations(Query *query)
 
 	(void) relation_walker((Node *) query, &walk);
 	return walk.rtes;
+}
+
+/* EXPLAIN of the query (arg): planned and its expressions set up, nothing run. */
+static void
+explain_query(void *arg)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(psprintf("EXPLAIN (COSTS OFF) %s", (const char *) arg), false, 0) < 0)
+		elog(ERROR, "flowpg could not plan the flow's query");
+	SPI_finish();
+}
+
+void
+flow_plan_check_evaluable(const char *query, Oid owner, ArrayType *settings,
+						  const char *flow_name)
+{
+	FlowIdentity identity;
+	ErrorData  *edata;
+
+	flow_enter(&identity, owner, settings, false);
+	edata = subxact_run(explain_query, (void *) query);
+	flow_leave(&identity);
+	if (edata == NULL)
+		return;
+	if (edata->sqlerrcode == ERRCODE_STATEMENT_TOO_COMPLEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_STATEMENT_TOO_COMPLEX),
+				 errmsg("the query of flow \"%s\" is nested too deeply to be evaluated", flow_name),
+				 errdetail("Planning it exceeds the stack depth limit (max_stack_depth is %dkB): every run of the flow would fail.",
+						   max_stack_depth),
+				 errhint("Write the expression with fewer nested terms (a function, or an array and unnest), or raise max_stack_depth.")));
+	ReThrowError(edata);
 }

@@ -84,6 +84,7 @@ typedef struct GroupIterator
 typedef struct StreamGraph
 {
 	int64		flow_id;
+	char	   *flow_name;		/* as it was when the graph was built, for messages */
 	uint32		version;		/* hash of the stored query and settings */
 	FlowPlan   *plan;
 	MemoryContext memory;		/* the graph and its compiled expressions */
@@ -123,6 +124,15 @@ typedef struct StreamGraph
 	bool		fast_keys;
 	WindowCache *window_cache;	/* windows of recent rows; NULL: evaluate */
 	TupleTableSlot *key_slot;
+
+	/*
+	 * Some key is of variable length: a row's key may be too large for a
+	 * row of the sink's unique index, which a writer's statement is refused
+	 * for (key_too_large says why the evaluation failed) rather than the
+	 * flow failing at its write.
+	 */
+	bool		varlena_keys;
+	bool		key_too_large;
 
 	/*
 	 * aggregates: support functions and argument expressions.  The first

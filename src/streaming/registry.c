@@ -27,7 +27,9 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "storage/procarray.h"
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -115,6 +117,8 @@ take_slot(FlowSlot *slot, int64 flow_id)
 	slot->in_use = true;
 	slot->dboid = MyDatabaseId;
 	slot->flow_id = flow_id;
+	slot->owner = InvalidOid;
+	slot->reserved_by = InvalidTransactionId;
 	slot->queue.head = slot->queue.tail = InvalidDsaPointer;
 	slot->queue.last_seq = 0;
 	slot->queue.oldest_queued_at = 0;
@@ -156,6 +160,84 @@ registry_find(int64 flow_id, bool create)
 		}
 	LWLockRelease(&registry->lock);
 	return found;
+}
+
+typedef enum ReserveOutcome
+{
+	RESERVED,
+	NONE_FREE,
+	ROLE_FULL
+} ReserveOutcome;
+
+void
+registry_reserve(int64 flow_id, Oid owner)
+{
+	int			limit = flowpg_max_streaming_flows_per_role > 0 ?
+		flowpg_max_streaming_flows_per_role : flowpg_max_flows;
+	FlowSlot   *found;
+	FlowSlot   *free_slot = NULL;
+	ReserveOutcome outcome = RESERVED;
+	int			held = 0;
+
+	if (registry == NULL)
+		return;					/* not preloaded: create_flow warns of it */
+	if (superuser_arg(owner))
+		limit = 0;
+	LWLockAcquire(&registry->lock, LW_EXCLUSIVE);
+	found = lookup(flow_id);
+	for (int i = 0; i < registry->nslots; i++)
+	{
+		FlowSlot   *slot = &registry->slots[i];
+
+		if (!slot->in_use)
+			free_slot = free_slot ? free_slot : slot;
+		else if (slot != found && slot->owner == owner)
+			held++;
+	}
+	if (limit > 0 && held >= limit)
+		outcome = ROLE_FULL;
+	else if (found == NULL && free_slot == NULL)
+		outcome = NONE_FREE;
+	else
+	{
+		if (found == NULL)
+		{
+			found = free_slot;
+			take_slot(found, flow_id);
+		}
+		SpinLockAcquire(&found->mutex);
+		found->owner = owner;
+		found->reserved_by = GetTopTransactionId();
+		SpinLockRelease(&found->mutex);
+	}
+	LWLockRelease(&registry->lock);
+
+	if (outcome == NONE_FREE)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no room for another streaming flow in this server"),
+				 errdetail("The %d slots for streaming flows (4 * flowpg.max_flows) are shared by every database, and all are taken.",
+						   registry->nslots),
+				 errhint("Create the flow with mode => 'batching', drop a streaming flow, or raise flowpg.max_flows and restart the server.")));
+	if (outcome == ROLE_FULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many streaming flows for role %s", GetUserNameFromId(owner, false)),
+				 errdetail("Role %s owns %d streaming flows in the databases of this server; flowpg.max_streaming_flows_per_role allows %d.",
+						   GetUserNameFromId(owner, false), held, limit),
+				 errhint("Create the flow with mode => 'batching', drop one of the role's streaming flows, or ask an administrator to raise flowpg.max_streaming_flows_per_role.")));
+}
+
+bool
+registry_claim(int64 flow_id, Oid owner)
+{
+	FlowSlot   *slot = registry_lock_slot(flow_id, true);
+
+	if (slot == NULL)
+		return false;
+	slot->owner = owner;
+	SpinLockRelease(&slot->mutex);
+	return true;
 }
 
 /* The caller holds the slot's spinlock. */
@@ -218,6 +300,10 @@ List *
 registry_flows(Oid dboid)
 {
 	List	   *flows = NIL;
+	List	   *reservers = NIL;
+	ListCell   *lc;
+	ListCell   *lx;
+	List	   *settled = NIL;
 
 	if (registry == NULL)
 		return NIL;
@@ -232,10 +318,16 @@ registry_flows(Oid dboid)
 
 			*id = slot->flow_id;
 			flows = lappend(flows, id);
+			reservers = lappend_oid(reservers, (Oid) slot->reserved_by);	/* an xid: 32 bits, as an Oid */
 		}
 	}
 	LWLockRelease(&registry->lock);
-	return flows;
+	/* a flow whose creating transaction is still open is not in the catalog yet */
+	forboth(lc, flows, lx, reservers)
+		if (!TransactionIdIsValid((TransactionId) lfirst_oid(lx)) ||
+			!TransactionIdIsInProgress((TransactionId) lfirst_oid(lx)))
+			settled = lappend(settled, lfirst(lc));
+	return settled;
 }
 
 /*

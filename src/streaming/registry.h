@@ -81,6 +81,8 @@ typedef struct FlowSlot
 	bool		in_use;
 	Oid			dboid;
 	int64		flow_id;
+	Oid			owner;			/* the flow's, once known (InvalidOid before) */
+	TransactionId reserved_by;	/* the transaction that created the flow */
 	BatchQueue	queue;
 	int64		flush_requests; /* flush_flow calls so far */
 	int64		flushes_done;	/* requests the worker has completed */
@@ -109,6 +111,19 @@ extern bool registry_available(void);
  * with its spinlock held, or NULL.
  */
 extern FlowSlot *registry_find(int64 flow_id, bool create);
+
+/*
+ * A slot for a streaming flow this transaction creates, of owner: taken now,
+ * so that a flow that cannot have one is refused at creation (an ERROR)
+ * rather than failing later.  The server's slots are shared by every
+ * database; flowpg.max_streaming_flows_per_role bounds what one role (not a
+ * superuser) holds of them, counted in every database.  Until the
+ * transaction ends, the worker's sync leaves the slot alone.
+ */
+extern void registry_reserve(int64 flow_id, Oid owner);
+
+/* The flow's slot, taken if it has none, records owner; false: no slot free. */
+extern bool registry_claim(int64 flow_id, Oid owner);
 extern bool registry_slot_is(FlowSlot *slot, Oid dboid, int64 flow_id);
 extern FlowSlot *registry_lock_slot(int64 flow_id, bool create);
 

@@ -601,6 +601,16 @@ capture_guarded(CaptureCall *callp)
 	edata = subxact_run(capture_call, &call);
 	if (edata == NULL)
 		return call.taken;
+	/* the writer's row, not the flow, is at fault: its statement fails */
+	{
+		StreamGraph *graph = capture_graph_cached(flow_id, call.version);
+
+		if (graph != NULL && graph->key_too_large)
+		{
+			graph->key_too_large = false;
+			ReThrowError(edata);
+		}
+	}
 
 	foreach(lc, call.level->flows)
 	{

@@ -273,6 +273,8 @@ sync_flows(void)
 		}
 		if (flow == NULL)
 			flow = new_handle(entry);
+		/* its slot, also after a restart: the count create_flow checks is of slots taken */
+		(void) registry_claim(flow->flow_id, entry->owner);
 		registry_set_paused(flow->flow_id, entry->paused);	/* after a restart too */
 		flow->paused = entry->paused;
 		seen = lappend(seen, flow);

@@ -304,23 +304,35 @@ flowpg_launcher_main(Datum main_arg)
  * lack what this library uses, so its worker waits for the update.  The
  * writers' capture is the same in both versions, so no change is lost
  * meanwhile (streaming writers send their partials to the dirty log, as
- * nobody drains their queues).  Looked at once a second.
+ * nobody drains their queues).  Looked at once a second.  A database
+ * without flows has nothing to wait for: *idle tells its worker to leave,
+ * for its place serves other databases (create_flow asks for one again,
+ * and refuses to run before the update).
  */
 #define UPDATE_CHECK_MS 1000
 
 static bool
-waiting_for_update(void)
+waiting_for_update(bool *idle)
 {
 	static bool logged = false;
 	static bool current = true;
+	static bool has_flows = true;
 	static TimestampTz checked_at = 0;
 
+	*idle = false;
 	if (GetCurrentTimestamp() - checked_at < UPDATE_CHECK_MS * 1000L)
 		return !current;
 	checked_at = GetCurrentTimestamp();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	current = catalog_version_current();
+	if (!current)
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		has_flows = catalog_has_any_flow();
+		PopActiveSnapshot();
+		*idle = !has_flows;
+	}
 	if (!current && !logged)
 		ereport(LOG,
 				(errmsg("flowpg: database \"%s\" has flowpg %s, the library is %s: its flows wait for ALTER EXTENSION flowpg UPDATE",
@@ -886,6 +898,7 @@ flowpg_worker_main(Datum main_arg)
 		long		wait_ms;
 		TimestampTz now;
 		bool		worked = false;
+		bool		idle;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -893,8 +906,13 @@ flowpg_worker_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (waiting_for_update())
+		if (waiting_for_update(&idle))
 		{
+			if (idle)
+			{
+				pool_mark_idle(dboid);
+				proc_exit(0);
+			}
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 UPDATE_CHECK_MS, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);

@@ -1,0 +1,63 @@
+-- What a flow could never do is refused where it is asked for, not found
+-- at every run: a query nested too deeply to be planned is refused at
+-- creation; a writer's row whose group key the flow could not keep fails
+-- that writer's statement, never the flow.
+SET client_min_messages = warning;
+CREATE SCHEMA lim;
+CREATE TABLE lim.src (ts timestamptz NOT NULL, k text, v int);
+CREATE INDEX ON lim.src (ts);
+
+-- A 5,000-term expression: planning it exhausts the stack (54001).
+SELECT format('SELECT date_trunc(''hour'', ts) AS h, sum(v %s) AS s FROM lim.src GROUP BY 1',
+			  string_agg('+ 1', ' ')) AS deep_query
+  FROM generate_series(1, 5000) \gset
+SELECT code, message, detail, hint
+  FROM try(format('SELECT flowpg.create_flow(%L, %L, %L, mode => %L)',
+				  'deep_streaming', 'lim.deep_streaming', :'deep_query', 'streaming'));
+SELECT code, message
+  FROM try(format('SELECT flowpg.create_flow(%L, %L, %L, mode => %L)',
+				  'deep_batching', 'lim.deep_batching', :'deep_query', 'batching'));
+-- nothing left behind
+SELECT count(*) AS flows FROM flowpg.flows WHERE flow_name LIKE 'deep%';
+SELECT count(*) AS sinks FROM pg_class WHERE relname LIKE 'deep%';
+-- 300 terms are fine
+SELECT format('SELECT date_trunc(''hour'', ts) AS h, sum(v %s) AS s FROM lim.src GROUP BY 1',
+			  string_agg('+ 1', ' ')) AS long_query
+  FROM generate_series(1, 300) \gset
+SELECT flowpg.create_flow('long_terms', 'lim.long_terms', :'long_query', mode => 'streaming') > 0 AS created;
+
+-- Group keys: a value too large for the sink's unique index (or the
+-- flow's state) fails the statement that writes it, with the flow named.
+SELECT flowpg.create_flow('by_key', 'lim.by_key',
+	'SELECT date_trunc(''hour'', ts) AS h, k, count(*) AS n, sum(v) AS s FROM lim.src GROUP BY 1, 2',
+	mode => 'streaming') > 0 AS created;
+INSERT INTO lim.src VALUES ('2024-03-01 00:10+00', 'small', 1);
+CREATE FUNCTION lim.incompressible(n int) RETURNS text LANGUAGE sql
+RETURN (SELECT string_agg(md5(i::text), '') FROM generate_series(1, n) i);
+-- 1.28 MB: past the state's 64 kB
+SELECT code, message, detail, hint
+  FROM try($$INSERT INTO lim.src VALUES ('2024-03-01 00:20+00', lim.incompressible(40000), 1)$$);
+-- 3.2 kB that do not compress: past the index's 2,704 bytes
+SELECT code, message, detail
+  FROM try($$INSERT INTO lim.src VALUES ('2024-03-01 00:20+00', lim.incompressible(100), 1)$$);
+-- the same in a bulk statement and in a savepoint: the rest of the
+-- transaction goes on without it
+BEGIN;
+INSERT INTO lim.src VALUES ('2024-03-01 00:30+00', 'before', 2);
+SAVEPOINT s;
+SELECT code FROM try($$INSERT INTO lim.src
+	SELECT '2024-03-01 00:40+00', CASE WHEN i = 500 THEN lim.incompressible(100) ELSE 'bulk' || i % 7 END, i
+	  FROM generate_series(1, 1000) i$$);
+ROLLBACK TO SAVEPOINT s;
+INSERT INTO lim.src VALUES ('2024-03-01 00:50+00', 'after', 3);
+COMMIT;
+-- a large value that compresses well fits the index: taken and kept exactly
+INSERT INTO lim.src VALUES ('2024-03-01 00:20+00', repeat('x', 50000), 1);
+SELECT flowpg.flush_flow('by_key') >= 0 AS flushed;
+SELECT h, left(k, 8) AS k, length(k) AS length, n, s FROM lim.by_key ORDER BY length, k;
+SELECT state, flowpg.verify_flow('by_key') AS verify, flow_mismatches('by_key') AS oracle
+  FROM flowpg.flows WHERE flow_name = 'by_key';
+SELECT flowpg.flush_flow('long_terms') >= 0 AS flushed, flowpg.verify_flow('long_terms') AS verify;
+
+SELECT flowpg.drop_flow('by_key'), flowpg.drop_flow('long_terms');
+DROP SCHEMA lim CASCADE;
