@@ -284,3 +284,80 @@ CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
 				 'CREATE TABLE', 'CREATE TRIGGER', 'CREATE POLICY', 'ALTER POLICY',
 				 'CREATE RULE')
 	EXECUTE FUNCTION flowpg._on_ddl_command_end();
+
+/*
+ * 0.3 (issue 37): flow_stats says why a due batching flow waits for a
+ * worker (its owner's share of the workers is taken while other roles have
+ * batching flows, or every batching worker is busy), and since when.
+ */
+CREATE FUNCTION flowpg._flow_waits(OUT flow_id bigint, OUT waiting text,
+								   OUT waiting_since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flowpg_flow_waits'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE OR REPLACE VIEW flowpg.flow_stats AS
+SELECT f.flow_id,
+	   f.flow_name,
+	   f.mode,
+	   CASE WHEN f.paused AND st.state <> 'update needed' THEN 'paused'
+			WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
+			WHEN st.state = 'active' AND s.status = 'recovering' THEN 'recovering'
+			ELSE st.state END AS state,
+	   /* a streaming flow's rounds since the last record included: up to now */
+	   coalesce(r.rows_in, 0) + coalesce(l.rows_in, 0) AS rows_in,
+	   coalesce(r.rows_out, 0) + coalesce(l.rows_out, 0) AS rows_out,
+	   coalesce(r.runs, 0) + coalesce(l.runs, 0) + coalesce(r.failures, 0) AS runs,
+	   coalesce(r.failures, 0) AS failures,
+	   GREATEST(r.last_run_at, l.last_round_at) AS last_run_at,
+	   /* the last run's own duration: a round's, a refresh's */
+	   CASE WHEN l.last_round_at > r.last_run_at OR r.last_run_at IS NULL
+			THEN l.last_round_duration ELSE r.last_run_duration END AS last_run_duration,
+	   /* a streaming flow runs when changes come; when it failed, its next attempt */
+	   CASE WHEN f.paused THEN NULL
+			WHEN f.mode = 'streaming' THEN l.retry_at
+			ELSE r.next_run_at END AS next_run_at,
+	   /* the worker (or the session, for an inline flush) of the last run */
+	   coalesce(s.last_worker_pid, r.last_worker_pid) AS worker_pid,
+	   coalesce(d.pending, 0) AS pending,
+	   d.pending_rows,
+	   g.lag,
+	   s.state_groups,
+	   s.state_bytes,
+	   s.state_refills,
+	   s.state_repairs,
+	   s.queued_batches AS queue_depth,
+	   s.queued_bytes AS queue_bytes,
+	   s.batches_applied,
+	   s.batches_dropped,
+	   s.fallbacks,
+	   s.freshness,
+	   s.last_flush_at,
+	   coalesce(r.runs, 0) + coalesce(l.runs, 0) AS successes,
+	   GREATEST(r.last_success_at, l.last_round_at) AS last_success_at,
+	   /* a run in progress now (flowpg.flow_progress has its details) */
+	   p.started_at AS running_since,
+	   p.pid AS running_pid,
+	   p.command AS running_command,
+	   /* the intervals as numbers, for dashboards */
+	   pg_catalog.date_part('epoch', g.lag)::float8 AS lag_seconds,
+	   (pg_catalog.date_part('epoch', s.freshness) * 1000)::float8 AS freshness_ms,
+	   /* a due batching flow that no worker runs yet: why, and since when */
+	   w.waiting,
+	   w.waiting_since
+FROM flowpg.flow f
+CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
+LEFT JOIN LATERAL flowpg._stream_stats(f.flow_id) s ON f.mode = 'streaming'
+LEFT JOIN LATERAL flowpg._stream_live(f.flow_id) l ON f.mode = 'streaming'
+LEFT JOIN LATERAL (SELECT p.started_at, p.pid, p.command FROM flowpg._flow_progress() p
+				   WHERE p.flow_id = f.flow_id ORDER BY p.started_at LIMIT 1) p ON true
+LEFT JOIN flowpg.flow_run r ON r.flow_id = f.flow_id
+LEFT JOIN flowpg._flow_waits() w ON w.flow_id = f.flow_id
+LEFT JOIN flowpg.flow_backfill b ON b.flow_id = f.flow_id
+LEFT JOIN (SELECT dl.flow_id, count(*) AS pending, sum(dl.nrows) AS pending_rows,
+				  min(dl.logged_at) AS oldest
+			 FROM flowpg.dirty_log dl GROUP BY dl.flow_id) d ON d.flow_id = f.flow_id
+/* the oldest change not in the sink: logged dirty, or queued */
+CROSS JOIN LATERAL (SELECT CASE WHEN d.oldest IS NULL AND s.oldest_queued_at IS NULL THEN interval '0'
+								ELSE pg_catalog.clock_timestamp() - LEAST(d.oldest, s.oldest_queued_at)
+						   END AS lag) g;

@@ -626,6 +626,10 @@ pool_claim(int64 flow_id, bool batching)
  * overdue that role's flows are: one role's slow runs delay another role's
  * flow by at most the rest of one run, never starve it.  Returns the index
  * of the claimed candidate, -1 when none may be claimed (the reserve).
+ * While other roles have batching flows, a role's runs hold all the
+ * batching workers but one at most (its share): another role's flow that
+ * comes due during a role's long runs finds a worker (or the pool grows
+ * one), instead of waiting for the end of one of them.
  */
 /*
  * Is candidate a a better pick than b?  The fewest runs of its owner in
@@ -645,18 +649,30 @@ better_candidate(const PoolCandidate *a, int a_running, const PoolCandidate *b, 
 }
 
 int
-pool_claim_fair(const PoolCandidate *candidates, int ncandidates)
+pool_claim_fair(const PoolCandidate *candidates, int ncandidates,
+				const Oid *batching_owners, int nowners, PoolWait *waits)
 {
 	int			best = -1;
 	int			best_running = 0;
+	int			busy = 0;
+
+	/* one worker is kept for streaming rounds (pool_claim's reserve) */
+	int			capacity = Max(flowpg_workers_per_database - 1, 1);
+	int			share = Max(capacity - 1, 1);
 
 	Assert(my_place != NULL && my_place->claimed == 0);
 	SpinLockAcquire(&shared->mutex);
+	for (int i = 0; i < POOL_MAX; i++)
+		busy += my_slot->pool[i].pid != 0 && my_slot->pool[i].claimed != 0 &&
+			my_slot->pool[i].batching;
 	for (int c = 0; c < ncandidates; c++)
 	{
 		int			running = 0;
 		bool		taken = false;
+		bool		others = false;
 
+		waits[c].reason = POOL_WAIT_NONE;
+		waits[c].held = 0;
 		for (int i = 0; i < POOL_MAX; i++)
 		{
 			PoolWorker *w = &my_slot->pool[i];
@@ -669,7 +685,19 @@ pool_claim_fair(const PoolCandidate *candidates, int ncandidates)
 				running++;
 		}
 		if (taken)
+		{
+			waits[c].held = -1;	/* running: it waits for nothing */
 			continue;
+		}
+		for (int o = 0; o < nowners; o++)
+			others |= batching_owners[o] != candidates[c].owner;
+		if (others && running >= share)
+		{
+			waits[c].reason = POOL_WAIT_ROLE_SHARE;
+			waits[c].held = running;
+			waits[c].capacity = capacity;
+			continue;
+		}
 		if (best < 0 || better_candidate(&candidates[c], running, &candidates[best], best_running))
 		{
 			best = c;
@@ -677,7 +705,19 @@ pool_claim_fair(const PoolCandidate *candidates, int ncandidates)
 		}
 	}
 	SpinLockRelease(&shared->mutex);
-	if (best < 0 || !pool_claim(candidates[best].flow_id, true))
+	if (best >= 0 && !pool_claim(candidates[best].flow_id, true))
+	{
+		/* the pool's last free worker is kept: they all wait for one */
+		for (int c = 0; c < ncandidates; c++)
+			if (waits[c].reason == POOL_WAIT_NONE && waits[c].held >= 0)
+			{
+				waits[c].reason = POOL_WAIT_POOL_BUSY;
+				waits[c].held = busy;
+				waits[c].capacity = capacity;
+			}
+		return -1;
+	}
+	if (best < 0)
 		return -1;
 	SpinLockAcquire(&shared->mutex);
 	my_place->owner = candidates[best].owner;

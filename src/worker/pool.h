@@ -126,12 +126,33 @@ typedef struct PoolCandidate
 	TimestampTz due_at;
 } PoolCandidate;
 
+/* Why a due batching flow was not claimed (flow_stats shows it: waits.c). */
+typedef enum PoolWaitReason
+{
+	POOL_WAIT_NONE,				/* claimed, run by another worker, or not yet looked at */
+	POOL_WAIT_ROLE_SHARE,		/* its owner holds its share of the batching workers */
+	POOL_WAIT_POOL_BUSY			/* no worker is free for a batching run */
+} PoolWaitReason;
+
+typedef struct PoolWait
+{
+	PoolWaitReason reason;
+	int			held;			/* the owner's runs (ROLE_SHARE), the busy workers (POOL_BUSY) */
+	int			capacity;		/* the batching workers the pool may have */
+} PoolWait;
+
 /*
  * In a worker: claims, among the candidates, the flow of the owner with the
  * fewest batching runs in progress in the database, then the earliest due
- * (the fair share of workers between roles); its index, or -1.
+ * (the fair share of workers between roles); its index, or -1.  While
+ * other roles than a candidate's owner have batching flows in the database
+ * (batching_owners, distinct), that owner's runs may hold all the pool's
+ * batching workers but one: a role's long runs never leave another role's
+ * flow, when it comes due, without a worker.  waits[c] says why each
+ * candidate not claimed waits.
  */
-extern int	pool_claim_fair(const PoolCandidate *candidates, int ncandidates);
+extern int	pool_claim_fair(const PoolCandidate *candidates, int ncandidates,
+							const Oid *batching_owners, int nowners, PoolWait *waits);
 
 /*
  * drop_flow and replacing a flow: the worker running the flow now (if any)

@@ -28,6 +28,8 @@
  *
  * - what each backend does for a flow now (progress.c): a slot per
  *   backend, with its own spinlock.
+ * - why due batching flows wait for a worker (waits.c): a fixed array of
+ *   the server's, one spinlock.
  *
  * No LWLock or spinlock is held across SPI, a user's function or a wait.
  * A server crash reinitializes all of it; flows then refill from the
@@ -50,6 +52,7 @@
 #include "shmem.h"
 #include "pool.h"
 #include "progress.h"
+#include "waits.h"
 
 /* The state one database holds, for its fair share of flowpg.state_memory. */
 typedef struct DatabaseState
@@ -89,6 +92,7 @@ flowpg_shmem_request(void)
 	registry_shmem_request();
 	queue_shmem_request();
 	progress_shmem_request();
+	waits_shmem_request();
 }
 
 static void
@@ -117,6 +121,7 @@ flowpg_shmem_startup(void)
 	registry_shmem_startup();
 	queue_shmem_startup();
 	progress_shmem_startup();
+	waits_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

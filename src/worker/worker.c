@@ -72,6 +72,7 @@
 #include "subxact.h"
 #include "visibility.h"
 #include "pool.h"
+#include "waits.h"
 #include "worker.h"
 
 PGDLLEXPORT void flowpg_launcher_main(Datum main_arg);
@@ -588,6 +589,8 @@ run_due_flows(long *wait_ms, bool *worked)
 {
 	bool		ran_any = false;
 	List	   *due = NIL;
+	Oid		   *owners = NULL;	/* of batching flows, distinct */
+	int			nowners = 0;
 	ListCell   *lc;
 	bool		has_flows;
 	TimestampTz now = GetCurrentTimestamp();
@@ -617,6 +620,17 @@ run_due_flows(long *wait_ms, bool *worked)
 
 		/* a database with pending flows only keeps its worker: it starts them */
 		has_flows = flows != NIL || pending_any();
+		owners = MemoryContextAlloc(TopMemoryContext, sizeof(Oid) * Max(list_length(flows), 1));
+		foreach(lf, flows)
+		{
+			FlowSchedule *f = lfirst(lf);
+			bool		known = false;
+
+			for (int o = 0; o < nowners; o++)
+				known |= owners[o] == f->owner;
+			if (f->batching && !known)
+				owners[nowners++] = f->owner;
+		}
 
 		/*
 		 * The dirty log is read (a scan of all of it) only when a batching
@@ -708,6 +722,7 @@ run_due_flows(long *wait_ms, bool *worked)
 	if (flowpg_enabled && due != NIL)
 	{
 		PoolCandidate *candidates = palloc(sizeof(PoolCandidate) * list_length(due));
+		PoolWait   *waits = palloc(sizeof(PoolWait) * list_length(due));
 		int			pick;
 
 		foreach(lc, due)
@@ -719,7 +734,16 @@ run_due_flows(long *wait_ms, bool *worked)
 			candidates[foreach_current_index(lc)].due_at = due_flow->due_at;
 		}
 		CHECK_FOR_INTERRUPTS();
-		pick = pool_claim_fair(candidates, list_length(due));
+		pick = pool_claim_fair(candidates, list_length(due), owners, nowners, waits);
+		/* flow_stats says why a due flow waits */
+		for (int c = 0; c < list_length(due); c++)
+		{
+			if (waits[c].reason != POOL_WAIT_NONE)
+				waits_record(candidates[c].flow_id, waits[c].reason, waits[c].held,
+							 waits[c].capacity);
+			else if (c == pick)
+				waits_clear(candidates[c].flow_id);
+		}
 		if (pick < 0)
 		{
 			/*
@@ -746,7 +770,10 @@ run_due_flows(long *wait_ms, bool *worked)
 			stream_run(worked);
 		}
 		pfree(candidates);
+		pfree(waits);
 	}
+	if (owners)
+		pfree(owners);
 	*wait_ms = Max(10, (next_due - GetCurrentTimestamp()) / 1000);
 	if (ran_any)
 		*wait_ms = 0;			/* look again: a run may have left a backlog */

@@ -1,8 +1,9 @@
 # flowpg: one role's slow batching flows do not starve another role's.
 #
 # Role ra has three EVAL INTERVAL '1s' flows whose runs take about 3 s each:
-# they are always overdue and, with workers_per_database = 3, hold both
-# batching workers (the third is kept for streaming).  Before, each worker
+# they are always overdue and, with workers_per_database = 3, would hold
+# both batching workers (the third is kept for streaming); while rb has a
+# batching flow, ra's share is one of them (pool.c).  Before, each worker
 # that finished one of them took it (or its twin) again, and role rb's flow
 # ran only after they were dropped (40 s+; here the old code made it wait
 # two or three of ra's runs).  Now a worker that frees up
@@ -60,8 +61,8 @@ SELECT flowpg.create_flow('b1', 'b1_out', $$SELECT date_trunc('minute', ts) AS m
 
 ok(poll_until(q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flowpg worker'
                 AND query IN ('flowpg: refreshing flow a1', 'flowpg: refreshing flow a2',
-                              'flowpg: refreshing flow a3')}, '2', 60),
-	"ra's slow flows hold both batching workers");
+                              'flowpg: refreshing flow a3')}, '1', 60),
+	"ra's slow flows run, on one of the two batching workers: the other is rb's share");
 my $run_secs = 3;	# 6 rows of half a second
 
 my $a_runs_sql = q{SELECT sum(runs) FROM flowpg.flow_stats WHERE flow_name IN ('a1', 'a2', 'a3')};
