@@ -273,7 +273,7 @@ AS 'MODULE_PATHNAME', 'flowpg_value_image'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
 /*
- * 0.3 (issue 37): code added to a flow's tables (a trigger, policy or rule)
+ * 0.3 (issue 37): code added to a flow's tables (a trigger, policy, rule or index)
  * that the flow will not run as its owner is reported when it appears
  * (ddl_events.c): the event trigger hears of those statements too.
  */
@@ -282,7 +282,7 @@ CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
 	WHEN TAG IN ('ALTER TABLE', 'ALTER SCHEMA', 'ALTER FUNCTION', 'ALTER TYPE',
 				 'ALTER AGGREGATE', 'ALTER OPERATOR', 'ALTER DOMAIN', 'ALTER ROUTINE',
 				 'CREATE TABLE', 'CREATE TRIGGER', 'CREATE POLICY', 'ALTER POLICY',
-				 'CREATE RULE')
+				 'CREATE RULE', 'CREATE INDEX')
 	EXECUTE FUNCTION flowpg._on_ddl_command_end();
 
 /*

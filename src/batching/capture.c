@@ -766,8 +766,9 @@ capture_table_has_flows(Oid relid)
 	return flows_reading(relid, &tables) != NIL;
 }
 
-void
-capture_remove_if_unused(Oid relid)
+/* Removes the capture triggers of relid and its descendants that serve no flow. */
+static void
+remove_unused_tree(Oid relid)
 {
 	ListCell   *lc;
 
@@ -786,6 +787,23 @@ capture_remove_if_unused(Oid relid)
 	foreach(lc, find_all_inheritors(relid, ShareRowExclusiveLock, NULL))
 		if (!capture_table_has_flows(lfirst_oid(lc)))
 			remove_from(lfirst_oid(lc));
+}
+
+void
+capture_remove_if_unused(Oid relid)
+{
+	ListCell   *lc;
+
+	/*
+	 * And its ancestors', installed for flows on it: the last of a
+	 * partition's flows may go after a flow on its parent did, whatever
+	 * the order of the drops.
+	 */
+	List	   *ancestors = capture_ancestors(relid);
+
+	remove_unused_tree(relid);
+	foreach(lc, ancestors)
+		remove_unused_tree(lfirst_oid(lc));
 }
 
 static void

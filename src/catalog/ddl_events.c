@@ -77,6 +77,7 @@
 #include "settings.h"
 #include "sink.h"
 #include "stats.h"
+#include "subxact.h"
 #include "trust.h"
 #include "pool.h"
 
@@ -219,8 +220,8 @@ typedef struct TouchedObject
 } TouchedObject;
 
 /*
- * The table of a trigger, policy or rule just made, InvalidOid for other
- * objects.  Read from the catalogs as they are now: the event trigger's
+ * The table of a trigger, policy, rule or index just made, InvalidOid for
+ * other objects.  Read from the catalogs as they are now: the event trigger's
  * snapshot may be older than the command.
  */
 static Oid
@@ -231,6 +232,13 @@ table_of_object(Oid classid, Oid objid)
 	HeapTuple	tuple;
 	Oid			table = InvalidOid;
 
+	if (classid == RelationRelationId)
+	{
+		char		relkind = get_rel_relkind(objid);
+
+		return relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX ?
+			IndexGetRelation(objid, true) : InvalidOid;
+	}
 	if (classid == TriggerRelationId)
 		table_column = Anum_pg_trigger_tgrelid;
 	else if (classid == PolicyRelationId)
@@ -715,24 +723,45 @@ check_capture_triggers(Oid relid, const char *flow_name)
 /*
  * Code added to a table a flow writes or reads (a trigger, default, rule,
  * policy) that the flow will not run (trust.c): whoever added it is told
- * now; the flow fails at its next run, naming it.
+ * now; the flow fails at its next run, naming it.  Looking never fails
+ * the DDL: a subtransaction keeps any error of it away.
  */
+typedef struct CodeCheck
+{
+	FlowEntry  *entry;
+	char	   *untrusted;
+} CodeCheck;
+
+static void
+find_untrusted_code(void *arg)
+{
+	CodeCheck  *check = (CodeCheck *) arg;
+	FlowEntry  *entry = check->entry;
+	int			nestlevel = flow_settings_push(entry->settings);
+
+	check->untrusted = sink_untrusted_code(entry->sink_relid,
+										   flow_plan_query_tree(stringToNode(entry->query_tree),
+																entry->window_output),
+										   entry->owner, true);
+	flow_settings_pop(nestlevel);
+}
+
 static void
 warn_untrusted_code(FlowEntry *entry, Oid relid)
 {
-	char	   *untrusted;
+	CodeCheck	check = {entry, NULL};
+	ErrorData  *edata;
 
 	if (relid != entry->sink_relid && !list_member_oid(entry->source_relids, relid))
 		return;
-	untrusted = sink_untrusted_code(entry->sink_relid,
-									flow_plan_query_tree(stringToNode(entry->query_tree),
-														 entry->window_output),
-									entry->owner, true);
-	if (untrusted)
+	edata = subxact_run(find_untrusted_code, &check);
+	if (edata)
+		FreeErrorData(edata);
+	else if (check.untrusted)
 		ereport(WARNING,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("flow \"%s\" will fail rather than run %s as its owner %s",
-						entry->flow_name, untrusted, GetUserNameFromId(entry->owner, false)),
+						entry->flow_name, check.untrusted, GetUserNameFromId(entry->owner, false)),
 				 errdetail("The code of the tables a flow writes and reads runs with its owner's rights; "
 						   "flowpg runs only code that roles able to act as the owner could have written."),
 				 errhint("Remove that code, or give the table to the flow's owner.")));
@@ -782,6 +811,11 @@ flowpg_on_ddl_command_end(PG_FUNCTION_ARGS)
 				/* a trigger, policy or rule of a table */
 				if (OidIsValid(obj->table))
 					warn_untrusted_code(entry, obj->table);
+				continue;
+			}
+			if (OidIsValid(obj->table))
+			{
+				warn_untrusted_code(entry, obj->table); /* an index */
 				continue;
 			}
 			warn_untrusted_code(entry, obj->objid);

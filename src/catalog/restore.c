@@ -214,6 +214,8 @@ restore_missing(FlowEntry *entry)
 	untrusted = trust_untrusted_in_query(plan->query, entry->owner);
 	if (untrusted == NULL)
 		untrusted = trust_untrusted_relation(entry->sink_relid, entry->owner, "sink table");
+	if (untrusted == NULL)
+		untrusted = sink_untrusted_code(entry->sink_relid, plan, entry->owner, true);
 	if (untrusted)
 		return psprintf("objects whose owners can act as role %s (%s), or once its owner re-creates it with or_replace, vetting them",
 						GetUserNameFromId(entry->owner, false), untrusted);

@@ -33,6 +33,7 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -173,16 +174,20 @@ sink_untrusted_code(Oid sink_relid, FlowPlan *plan, Oid owner, bool writes)
 	char	   *untrusted = NULL;
 	ListCell   *lc;
 
-	if (writes)
+	/* a partitioned sink's rows land in its partitions, with their own code */
+	foreach(lc, writes ? find_all_inheritors(sink_relid, NoLock, NULL) : NIL)
 	{
+		Oid			relid = lfirst_oid(lc);
 		Bitmapset  *written = NULL;
 
+		if (untrusted != NULL)
+			break;
 		/* the columns written: the outputs and those flowpg fills itself */
 		for (int c = 0; c < plan->noutputs; c++)
-			written = bms_add_member(written, get_attnum(sink_relid, plan->outputs[c].name));
-		written = bms_add_member(written, get_attnum(sink_relid, "update_at"));
-		written = bms_add_member(written, get_attnum(sink_relid, SINK_TS_PLACEHOLDER));
-		untrusted = trust_untrusted_table_code(sink_relid, owner, true, written);
+			written = bms_add_member(written, get_attnum(relid, plan->outputs[c].name));
+		written = bms_add_member(written, get_attnum(relid, "update_at"));
+		written = bms_add_member(written, get_attnum(relid, SINK_TS_PLACEHOLDER));
+		untrusted = trust_untrusted_table_code(relid, owner, true, written);
 	}
 	foreach(lc, plan->source_relids)
 		if (untrusted == NULL)

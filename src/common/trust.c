@@ -21,8 +21,9 @@
  *
  * Tables carry code of their own that runs whenever the flow writes its
  * sink or reads its sources, whoever added it and whenever: triggers,
- * column defaults and generated columns, rules, domain checks, row-level
- * security policies.  A table whose owner cannot act as the flow's owner
+ * column defaults and generated columns, CHECK constraints, index
+ * expressions and predicates, rules, domain checks, row-level security
+ * policies; and a partitioned sink's partitions carry their own.  A table whose owner cannot act as the flow's owner
  * (a group role the owner belongs to: any other member can change it) may
  * carry none of that code (trust_untrusted_table_code); on a table of a
  * trusted owner, the functions its triggers and defaults call must pass
@@ -39,12 +40,12 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "catalog/dependency.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
-#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
@@ -184,13 +185,13 @@ table_code(Relation rel, const char *what)
 					GetUserNameFromId(rel->rd_rel->relowner, true) : "(dropped)");
 }
 
-/* Is the function flowpg's own (the sink's guard trigger, say)? */
+/* Is the function flowpg's own (the sink's guard trigger, say)?  Its schema is flowpg's. */
 static bool
 flowpg_function(Oid funcid)
 {
-	Oid			flowpg = get_extension_oid("flowpg", true);
+	Oid			flowpg = get_namespace_oid("flowpg", true);
 
-	return OidIsValid(flowpg) && getExtensionOfObject(ProcedureRelationId, funcid) == flowpg;
+	return OidIsValid(flowpg) && get_func_namespace(funcid) == flowpg;
 }
 
 /* The first untrusted function or type an expression (a node tree's text) calls. */
@@ -203,13 +204,113 @@ untrusted_in_expression(const char *node_text, Oid flow_owner)
 	return walk.untrusted;
 }
 
+/* The triggers that fire for the flow's writes (not PostgreSQL's, not flowpg's). */
+static char *
+untrusted_triggers(Relation rel, bool owner_trusted, Oid flow_owner)
+{
+	TrustWalk	walk = {flow_owner, NULL};
+
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &rel->trigdesc->triggers[i];
+
+		/* disabled ones never fire for the worker, nor do replica ones */
+		if (trigger->tgisinternal || trigger->tgenabled == TRIGGER_DISABLED ||
+			trigger->tgenabled == TRIGGER_FIRES_ON_REPLICA || flowpg_function(trigger->tgfoid))
+			continue;
+		if (!owner_trusted)
+			return table_code(rel, psprintf("trigger \"%s\"", trigger->tgname));
+		if (object_untrusted(&walk, PROCOID, trigger->tgfoid, NULL) ||
+			(trigger->tgqual && (walk.untrusted = untrusted_in_expression(trigger->tgqual, flow_owner))))
+			return psprintf("%s (trigger \"%s\" of table %s)", walk.untrusted,
+							trigger->tgname, RelationGetRelationName(rel));
+	}
+	return NULL;
+}
+
+/* Domains, defaults of the columns not written and generated columns. */
+static char *
+untrusted_columns(Relation rel, bool owner_trusted, Oid flow_owner, Bitmapset *written)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	TrustWalk	walk = {flow_owner, NULL};
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		bool		runs_default = att->atthasdef && !att->attidentity &&
+			(att->attgenerated || !bms_is_member(att->attnum, written));
+
+		if (att->attisdropped)
+			continue;
+		/* a domain's checks run on every value written */
+		if (object_untrusted(&walk, TYPEOID, att->atttypid, NULL))
+			return psprintf("%s (column \"%s\" of table %s)", walk.untrusted,
+							NameStr(att->attname), RelationGetRelationName(rel));
+		if (runs_default && !owner_trusted)
+			return table_code(rel, psprintf("%s of column \"%s\"",
+											att->attgenerated ? "generation expression" : "default",
+											NameStr(att->attname)));
+		for (int d = 0; runs_default && desc->constr && d < desc->constr->num_defval; d++)
+			if (desc->constr->defval[d].adnum == att->attnum &&
+				(walk.untrusted = untrusted_in_expression(desc->constr->defval[d].adbin, flow_owner)))
+				return psprintf("%s (default of column \"%s\" of table %s)",
+								walk.untrusted, NameStr(att->attname), RelationGetRelationName(rel));
+	}
+	return NULL;
+}
+
+/* CHECK constraints, and indexes that run code: expressions, predicates, exclusion. */
+static char *
+untrusted_checks_and_indexes(Relation rel, bool owner_trusted, Oid flow_owner)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	ListCell   *lc;
+	char	   *untrusted;
+
+	for (int c = 0; constr && c < constr->num_check; c++)
+	{
+		if (!owner_trusted)
+			return table_code(rel, psprintf("check constraint \"%s\"", constr->check[c].ccname));
+		if ((untrusted = untrusted_in_expression(constr->check[c].ccbin, flow_owner)))
+			return psprintf("%s (check constraint \"%s\" of table %s)", untrusted,
+							constr->check[c].ccname, RelationGetRelationName(rel));
+	}
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index index;
+		bool		runs_code;
+		Datum		exprs[2];
+		bool		isnull[2];
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		index = (Form_pg_index) GETSTRUCT(tuple);
+		exprs[0] = SysCacheGetAttr(INDEXRELID, tuple, Anum_pg_index_indexprs, &isnull[0]);
+		exprs[1] = SysCacheGetAttr(INDEXRELID, tuple, Anum_pg_index_indpred, &isnull[1]);
+		runs_code = !isnull[0] || !isnull[1] || index->indisexclusion;
+		untrusted = NULL;
+		if (runs_code && !owner_trusted)
+			untrusted = table_code(rel, psprintf("index %s", get_rel_name(index->indexrelid)));
+		for (int e = 0; e < 2 && untrusted == NULL && owner_trusted; e++)
+			if (!isnull[e] &&
+				(untrusted = untrusted_in_expression(TextDatumGetCString(exprs[e]), flow_owner)))
+				untrusted = psprintf("%s (index %s of table %s)", untrusted,
+									 get_rel_name(index->indexrelid), RelationGetRelationName(rel));
+		ReleaseSysCache(tuple);
+		if (untrusted)
+			return untrusted;
+	}
+	return NULL;
+}
+
 char *
 trust_untrusted_table_code(Oid relid, Oid flow_owner, bool writes, Bitmapset *written)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
+	/* kept until the transaction ends: no code can be added between check and run */
+	Relation	rel = table_open(relid, writes ? RowExclusiveLock : AccessShareLock);
 	bool		owner_trusted = trust_role_trusted(rel->rd_rel->relowner, flow_owner);
-	TupleDesc	desc = RelationGetDescr(rel);
-	TrustWalk	walk = {flow_owner, NULL};
 	char	   *untrusted = NULL;
 
 	/*
@@ -221,57 +322,17 @@ trust_untrusted_table_code(Oid relid, Oid flow_owner, bool writes, Bitmapset *wr
 	if (!owner_trusted && is_member_of_role_nosuper(flow_owner, rel->rd_rel->relowner) &&
 		check_enable_rls(relid, flow_owner, true) == RLS_ENABLED)
 		untrusted = table_code(rel, "row-level security policies");
-
-	for (int i = 0; writes && untrusted == NULL && rel->trigdesc &&
-		 i < rel->trigdesc->numtriggers; i++)
-	{
-		Trigger    *trigger = &rel->trigdesc->triggers[i];
-
-		/* constraints' triggers are PostgreSQL's; disabled ones never fire for the worker */
-		if (trigger->tgisinternal || trigger->tgenabled == TRIGGER_DISABLED ||
-			trigger->tgenabled == TRIGGER_FIRES_ON_REPLICA || flowpg_function(trigger->tgfoid))
-			continue;
-		if (!owner_trusted)
-			untrusted = table_code(rel, psprintf("trigger \"%s\"", trigger->tgname));
-		else if (object_untrusted(&walk, PROCOID, trigger->tgfoid, NULL) ||
-				 (trigger->tgqual && (walk.untrusted = untrusted_in_expression(trigger->tgqual, flow_owner))))
-			untrusted = psprintf("%s (trigger \"%s\" of table %s)", walk.untrusted,
-								 trigger->tgname, RelationGetRelationName(rel));
-	}
-
-	for (int i = 0; writes && untrusted == NULL && i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		bool		runs_default = att->atthasdef && !att->attidentity &&
-			(att->attgenerated || !bms_is_member(att->attnum, written));
-
-		if (att->attisdropped)
-			continue;
-		/* a domain's checks run on every value written */
-		if (object_untrusted(&walk, TYPEOID, att->atttypid, NULL))
-			untrusted = psprintf("%s (column \"%s\" of table %s)", walk.untrusted,
-								 NameStr(att->attname), RelationGetRelationName(rel));
-		else if (runs_default && !owner_trusted)
-			untrusted = table_code(rel, psprintf("%s of column \"%s\"",
-												 att->attgenerated ? "generation expression" : "default",
-												 NameStr(att->attname)));
-		else if (runs_default && desc->constr)
-		{
-			for (int d = 0; d < desc->constr->num_defval && untrusted == NULL; d++)
-				if (desc->constr->defval[d].adnum == att->attnum &&
-					(walk.untrusted = untrusted_in_expression(desc->constr->defval[d].adbin,
-															  flow_owner)))
-					untrusted = psprintf("%s (default of column \"%s\" of table %s)",
-										 walk.untrusted, NameStr(att->attname),
-										 RelationGetRelationName(rel));
-		}
-	}
-
+	if (writes && untrusted == NULL)
+		untrusted = untrusted_triggers(rel, owner_trusted, flow_owner);
+	if (writes && untrusted == NULL)
+		untrusted = untrusted_columns(rel, owner_trusted, flow_owner, written);
+	if (writes && untrusted == NULL)
+		untrusted = untrusted_checks_and_indexes(rel, owner_trusted, flow_owner);
 	/* rules on writes (a table has no SELECT rule) */
 	if (writes && untrusted == NULL && !owner_trusted && rel->rd_rules &&
 		rel->rd_rules->numLocks > 0)
 		untrusted = table_code(rel, "rules");
-	table_close(rel, AccessShareLock);
+	table_close(rel, NoLock);
 	return untrusted;
 }
 

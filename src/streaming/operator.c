@@ -759,7 +759,9 @@ check_key_size(StreamGraph *graph)
 		}
 		len = VARSIZE_ANY(DatumGetPointer(slot->tts_values[k]));
 		raw += len;
-		if (len > TOAST_INDEX_TARGET && len <= PG_UINT16_MAX)
+		/* compressed in its row already: the index keeps it so */
+		if (len > TOAST_INDEX_TARGET && len <= PG_UINT16_MAX &&
+			!VARATT_IS_COMPRESSED(DatumGetPointer(slot->tts_values[k])))
 		{
 			Datum		compressed = toast_compress_datum(slot->tts_values[k],
 														  attr->attcompression);
@@ -821,7 +823,7 @@ eval_keys(StreamGraph *graph, bool has_time, int64 t)
 		slot->tts_values[k] = value;
 	}
 	ExecStoreVirtualTuple(slot);
-	if (graph->varlena_keys)
+	if (graph->varlena_keys && graph->refuse_large_keys)
 		check_key_size(graph);
 }
 

@@ -129,9 +129,11 @@ typedef struct StreamGraph
 	 * Some key is of variable length: a row's key may be too large for a
 	 * row of the sink's unique index, which a writer's statement is refused
 	 * for (key_too_large says why the evaluation failed) rather than the
-	 * flow failing at its write.
+	 * flow failing at its write -- for the rows it adds, not those it takes
+	 * back (deleting such a row is how it goes).
 	 */
 	bool		varlena_keys;
+	bool		refuse_large_keys;	/* set by a writer for the rows it adds */
 	bool		key_too_large;
 
 	/*

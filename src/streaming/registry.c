@@ -236,6 +236,7 @@ registry_claim(int64 flow_id, Oid owner)
 	if (slot == NULL)
 		return false;
 	slot->owner = owner;
+	slot->reserved_by = InvalidTransactionId;	/* committed: the catalog shows it */
 	SpinLockRelease(&slot->mutex);
 	return true;
 }

@@ -338,6 +338,7 @@ accumulate_row(StreamGraph *graph, FlowPartial *partial, TupleTableSlot *slot,
 			   AttrNumber *map, Datum *values, bool *nulls, int sign)
 {
 	partial->nrows_in++;
+	graph->refuse_large_keys = sign > 0;
 	if (partial->overflow)
 	{
 		note_overflow_row(partial, graph, slot, map);

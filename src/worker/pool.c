@@ -621,20 +621,11 @@ pool_claim(int64 flow_id, bool batching)
 /*
  * The fair share: among the due batching flows no other worker runs, the
  * one whose owner has the fewest batching runs in progress in the database
- * now, then the one due first.  So when a worker frees up, a role whose
- * flow waits gets it before a role that already holds a worker, however
- * overdue that role's flows are: one role's slow runs delay another role's
- * flow by at most the rest of one run, never starve it.  Returns the index
- * of the claimed candidate, -1 when none may be claimed (the reserve).
- * While other roles have batching flows, a role's runs hold all the
- * batching workers but one at most (its share): another role's flow that
- * comes due during a role's long runs finds a worker (or the pool grows
- * one), instead of waiting for the end of one of them.
- */
-/*
- * Is candidate a a better pick than b?  The fewest runs of its owner in
- * progress; then an owner other than the one this pool ran last (the
- * roles take turns even with a single batching worker); then due first.
+ * now; then an owner other than the one this pool ran last (the roles take
+ * turns even with a single batching worker); then the one due first.  And
+ * while other roles have batching flows, a role's runs hold all the
+ * batching workers but one (its share), so another role's flow that comes
+ * due during long runs finds a worker (or the pool grows one).
  */
 static bool
 better_candidate(const PoolCandidate *a, int a_running, const PoolCandidate *b, int b_running)
@@ -648,57 +639,52 @@ better_candidate(const PoolCandidate *a, int a_running, const PoolCandidate *b, 
 	return a->due_at < b->due_at;
 }
 
+/* Batching runs of owner by the other workers (InvalidOid: all); mutex held. */
+static int
+batching_runs(Oid owner)
+{
+	int			runs = 0;
+
+	for (int i = 0; i < POOL_MAX; i++)
+		runs += my_slot->pool[i].pid != 0 && &my_slot->pool[i] != my_place &&
+			my_slot->pool[i].claimed != 0 && my_slot->pool[i].batching &&
+			(owner == InvalidOid || my_slot->pool[i].owner == owner);
+	return runs;
+}
+
 int
 pool_claim_fair(const PoolCandidate *candidates, int ncandidates,
 				const Oid *batching_owners, int nowners, PoolWait *waits)
 {
 	int			best = -1;
 	int			best_running = 0;
-	int			busy = 0;
+	bool	   *shared_role = palloc0(sizeof(bool) * Max(ncandidates, 1));
+	bool	   *taken = palloc0(sizeof(bool) * Max(ncandidates, 1));
 
 	/* one worker is kept for streaming rounds (pool_claim's reserve) */
 	int			capacity = Max(flowpg_workers_per_database - 1, 1);
 	int			share = Max(capacity - 1, 1);
+	int			busy;
 
 	Assert(my_place != NULL && my_place->claimed == 0);
 	SpinLockAcquire(&shared->mutex);
-	for (int i = 0; i < POOL_MAX; i++)
-		busy += my_slot->pool[i].pid != 0 && my_slot->pool[i].claimed != 0 &&
-			my_slot->pool[i].batching;
+	busy = batching_runs(InvalidOid);
 	for (int c = 0; c < ncandidates; c++)
 	{
-		int			running = 0;
-		bool		taken = false;
-		bool		others = false;
+		int			running = batching_runs(candidates[c].owner);
 
-		waits[c].reason = POOL_WAIT_NONE;
-		waits[c].held = 0;
+		waits[c] = (PoolWait) {POOL_WAIT_NONE, 0, capacity};
 		for (int i = 0; i < POOL_MAX; i++)
-		{
-			PoolWorker *w = &my_slot->pool[i];
-
-			if (w->pid == 0 || w == my_place || w->claimed == 0)
-				continue;
-			if (w->claimed == candidates[c].flow_id)
-				taken = true;
-			if (w->batching && w->owner == candidates[c].owner)
-				running++;
-		}
-		if (taken)
-		{
-			waits[c].held = -1;	/* running: it waits for nothing */
-			continue;
-		}
+			taken[c] |= my_slot->pool[i].pid != 0 && &my_slot->pool[i] != my_place &&
+				my_slot->pool[i].claimed == candidates[c].flow_id;
 		for (int o = 0; o < nowners; o++)
-			others |= batching_owners[o] != candidates[c].owner;
-		if (others && running >= share)
-		{
-			waits[c].reason = POOL_WAIT_ROLE_SHARE;
-			waits[c].held = running;
-			waits[c].capacity = capacity;
+			shared_role[c] |= batching_owners[o] != candidates[c].owner;
+		if (taken[c])
 			continue;
-		}
-		if (best < 0 || better_candidate(&candidates[c], running, &candidates[best], best_running))
+		if (shared_role[c] && running >= share)
+			waits[c] = (PoolWait) {POOL_WAIT_ROLE_SHARE, running, capacity};
+		else if (best < 0 ||
+				 better_candidate(&candidates[c], running, &candidates[best], best_running))
 		{
 			best = c;
 			best_running = running;
@@ -709,20 +695,30 @@ pool_claim_fair(const PoolCandidate *candidates, int ncandidates,
 	{
 		/* the pool's last free worker is kept: they all wait for one */
 		for (int c = 0; c < ncandidates; c++)
-			if (waits[c].reason == POOL_WAIT_NONE && waits[c].held >= 0)
-			{
-				waits[c].reason = POOL_WAIT_POOL_BUSY;
-				waits[c].held = busy;
-				waits[c].capacity = capacity;
-			}
-		return -1;
+			if (waits[c].reason == POOL_WAIT_NONE && !taken[c])
+				waits[c] = (PoolWait) {POOL_WAIT_POOL_BUSY, busy, capacity};
+		best = -1;
 	}
-	if (best < 0)
-		return -1;
-	SpinLockAcquire(&shared->mutex);
-	my_place->owner = candidates[best].owner;
-	my_slot->last_batching_owner = candidates[best].owner;
-	SpinLockRelease(&shared->mutex);
+	else if (best >= 0)
+	{
+		/* a worker claiming for the same role meanwhile is counted now */
+		int			running;
+
+		SpinLockAcquire(&shared->mutex);
+		my_place->owner = candidates[best].owner;
+		running = batching_runs(candidates[best].owner);
+		if (!shared_role[best] || running < share)
+			my_slot->last_batching_owner = candidates[best].owner;
+		SpinLockRelease(&shared->mutex);
+		if (shared_role[best] && running >= share)
+		{
+			pool_release();
+			waits[best] = (PoolWait) {POOL_WAIT_ROLE_SHARE, running, capacity};
+			best = -1;
+		}
+	}
+	pfree(shared_role);
+	pfree(taken);
 	return best;
 }
 
