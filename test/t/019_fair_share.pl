@@ -28,36 +28,7 @@ flowpg.query_timeout = '60s'
 sub psql { return $node->safe_psql('flows', $_[0]); }
 sub poll_until { return FlowpgTest::poll_until($node, 'flows', @_); }
 
-$node->safe_psql('postgres', 'CREATE DATABASE flows');
-psql($FlowpgTest::mismatches_function);
-psql(q{
-CREATE EXTENSION flowpg;
-CREATE ROLE ra;
-CREATE ROLE rb;
-GRANT CREATE ON SCHEMA public TO ra, rb;
-CREATE TABLE slow_switch ();
-INSERT INTO slow_switch DEFAULT VALUES;
-GRANT SELECT ON slow_switch TO ra;
--- half a second a row while slow_switch has a row (stable: flows refuse volatile functions)
-CREATE FUNCTION slow_stable(v int) RETURNS int STABLE LANGUAGE plpgsql
-  AS $$ BEGIN IF EXISTS (SELECT FROM slow_switch) THEN PERFORM pg_sleep(0.5); END IF; RETURN v; END $$;
-CREATE TABLE a_src (ts timestamptz NOT NULL, k int NOT NULL, v int NOT NULL);
-CREATE TABLE a_dim (k int PRIMARY KEY, name text NOT NULL);
-INSERT INTO a_src SELECT now() - i * interval '1 minute', i % 2, i FROM generate_series(1, 6) i;
-INSERT INTO a_dim VALUES (0, 'even'), (1, 'odd');
-CREATE TABLE b_src (ts timestamptz NOT NULL, k int NOT NULL);
-GRANT SELECT, TRIGGER ON a_src, a_dim TO ra;
-GRANT SELECT, TRIGGER ON b_src TO rb;
-SET ROLE ra;
-SELECT flowpg.create_flow(f, f || '_out',
-  $$SELECT d.name, count(*) AS n, sum(slow_stable(s.v)) AS total
-      FROM a_src s JOIN a_dim d USING (k) WHERE s.ts > now() - interval '1 day' GROUP BY d.name$$,
-  mode => 'batching', eval_interval => '1 second', backfill => false)
-  FROM unnest(ARRAY['a1', 'a2', 'a3']) f;
-SET ROLE rb;
-SELECT flowpg.create_flow('b1', 'b1_out', $$SELECT date_trunc('minute', ts) AS minute, k, count(*) AS n FROM b_src GROUP BY 1, 2$$,
-  mode => 'batching');
-});
+FlowpgTest::slow_roles_setup($node, 0.5, 'a1', 'a2', 'a3');
 
 ok(poll_until(q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flowpg worker'
                 AND query IN ('flowpg: refreshing flow a1', 'flowpg: refreshing flow a2',

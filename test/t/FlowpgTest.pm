@@ -92,6 +92,49 @@ SELECT string_agg(x, E'\n' ORDER BY x) FROM (
    WHERE c.relnamespace = 'flowpg'::regnamespace
 ) o};
 
+# slow_roles_setup(node, seconds_per_row, flow names, seconds in the name):
+# a database "flows" with flowpg, flow_mismatches() and two roles: ra owns
+# EVAL INTERVAL '1s' batching flows (the names given), each a join of six
+# rows whose every row sleeps seconds_per_row while slow_switch has a row
+# (DELETE FROM slow_switch makes them fast); rb owns b1, a batching flow
+# over b_src.  For the tests of the fair share of workers between roles.
+sub slow_roles_setup
+{
+	my ($node, $seconds_per_row, @flows) = @_;
+	my $names = join(', ', map { "'$_'" } @flows);
+	$node->safe_psql('postgres', 'CREATE DATABASE flows');
+	$node->safe_psql('flows', $mismatches_function);
+	$node->safe_psql('flows', qq{
+CREATE EXTENSION flowpg;
+CREATE ROLE ra;
+CREATE ROLE rb;
+GRANT CREATE ON SCHEMA public TO ra, rb;
+CREATE TABLE slow_switch ();
+INSERT INTO slow_switch DEFAULT VALUES;
+GRANT SELECT ON slow_switch TO ra;
+-- slow while slow_switch has a row (stable: flows refuse volatile functions)
+CREATE FUNCTION slow_stable(v int) RETURNS int STABLE LANGUAGE plpgsql
+  AS \$\$ BEGIN IF EXISTS (SELECT FROM slow_switch) THEN PERFORM pg_sleep($seconds_per_row); END IF; RETURN v; END \$\$;
+CREATE TABLE a_src (ts timestamptz NOT NULL, k int NOT NULL, v int NOT NULL);
+CREATE TABLE a_dim (k int PRIMARY KEY, name text NOT NULL);
+INSERT INTO a_src SELECT now() - i * interval '1 minute', i % 2, i FROM generate_series(1, 6) i;
+INSERT INTO a_dim VALUES (0, 'even'), (1, 'odd');
+CREATE TABLE b_src (ts timestamptz NOT NULL, k int NOT NULL);
+GRANT SELECT, TRIGGER ON a_src, a_dim TO ra;
+GRANT SELECT, TRIGGER ON b_src TO rb;
+SET ROLE ra;
+SELECT flowpg.create_flow(f, f || '_out',
+  \$\$SELECT d.name, count(*) AS n, sum(slow_stable(s.v)) AS total
+      FROM a_src s JOIN a_dim d USING (k) WHERE s.ts > now() - interval '1 day' GROUP BY d.name\$\$,
+  mode => 'batching', eval_interval => '1 second', backfill => false)
+  FROM unnest(ARRAY[$names]) f;
+SET ROLE rb;
+SELECT flowpg.create_flow('b1', 'b1_out', \$\$SELECT date_trunc('minute', ts) AS minute, k, count(*) AS n FROM b_src GROUP BY 1, 2\$\$,
+  mode => 'batching');
+});
+	return;
+}
+
 # upgrade_writer_sql(from): a DO block that writes 400 transactions into
 # metrics and pmetrics(ts, device, value) with updates and deletes, one
 # commit each, slowly: a writer across a server restart or an update.
