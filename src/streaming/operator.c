@@ -23,10 +23,6 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
-#include "access/heaptoast.h"
-#include "access/itup.h"
-#include "access/toast_internals.h"
-#include "access/nbtree.h"
 #include "access/tupdesc.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
@@ -41,6 +37,7 @@
 #include "utils/memutils.h"
 
 #include "guc.h"
+#include "key_limits.h"
 #include "operator.h"
 #include "window.h"
 
@@ -720,75 +717,6 @@ group_lookup(StreamGraph *graph, GroupTable *table, bool create)
 }
 
 /*
- * The most a row of a btree index takes (nbtree.h's BTMaxItemSize of a
- * page of BLCKSZ): a sink's unique index on the group keys refuses more.
- */
-#define SINK_INDEX_ROW_MAX \
-	(MAXALIGN_DOWN((BLCKSZ - MAXALIGN(SizeOfPageHeaderData + 3 * sizeof(ItemIdData)) - \
-					MAXALIGN(sizeof(BTPageOpaqueData))) / 3) - MAXALIGN(sizeof(ItemPointerData)))
-
-/*
- * Refuses a group key the flow could not keep: the writer's statement
- * fails, naming the flow, instead of the flow failing for good when it
- * stores or writes the group.  Two limits: the state's (a key of at most
- * 64kB, group_store.c) and the sink's unique index's, measured as the index
- * would store the key: values past TOAST_INDEX_TARGET compressed
- * (index_form_tuple's rule; it refuses outright a row past 8kB, so it is
- * not called), a few bytes of alignment aside.
- */
-static void
-check_key_size(StreamGraph *graph)
-{
-	TupleTableSlot *slot = graph->key_slot;
-	Size		size = sizeof(IndexTupleData);
-	Size		raw = 0;
-
-	for (int k = 0; k < graph->nkeys; k++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);
-		Size		len;
-
-		raw += 8;				/* group_store.c's header of a key value, at most */
-		if (slot->tts_isnull[k])
-			continue;
-		if (attr->attlen != -1)
-		{
-			size = att_align_nominal(size, attr->attalign) + Max(attr->attlen, 0);
-			raw += Max(attr->attlen, 0);
-			continue;
-		}
-		len = VARSIZE_ANY(DatumGetPointer(slot->tts_values[k]));
-		raw += len;
-		/* compressed in its row already: the index keeps it so */
-		if (len > TOAST_INDEX_TARGET && len <= PG_UINT16_MAX &&
-			!VARATT_IS_COMPRESSED(DatumGetPointer(slot->tts_values[k])))
-		{
-			Datum		compressed = toast_compress_datum(slot->tts_values[k],
-														  attr->attcompression);
-
-			if (DatumGetPointer(compressed) != NULL)
-			{
-				len = Min(len, VARSIZE(DatumGetPointer(compressed)));
-				pfree(DatumGetPointer(compressed));
-			}
-		}
-		size = att_align_nominal(size, attr->attalign) + len;
-	}
-	if (raw <= PG_UINT16_MAX && MAXALIGN(size) <= SINK_INDEX_ROW_MAX)
-		return;
-	graph->key_too_large = true;
-	ereport(ERROR,
-			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("a row's group key is too large for streaming flow \"%s\"", graph->flow_name),
-			 raw > PG_UINT16_MAX ?
-			 errdetail("Its key takes %zu bytes; the flow's state holds keys of at most %d.",
-					   raw, PG_UINT16_MAX) :
-			 errdetail("Its key takes about %zu bytes in the sink's unique index, which holds at most %zu.",
-					   MAXALIGN(size), (Size) SINK_INDEX_ROW_MAX),
-			 errhint("Keep such values out of the source, or group by a shorter expression (left(value, 100), md5(value)).")));
-}
-
-/*
  * Evaluates the group key of the row into the key slot (detoasted).  The
  * window of a row whose time ordinal is t (has_time) may come from the
  * window cache.
@@ -824,7 +752,7 @@ eval_keys(StreamGraph *graph, bool has_time, int64 t)
 	}
 	ExecStoreVirtualTuple(slot);
 	if (graph->varlena_keys && graph->refuse_large_keys)
-		check_key_size(graph);
+		key_limits_check(graph);
 }
 
 bool

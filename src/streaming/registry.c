@@ -6,8 +6,13 @@
  *	  its state pointer and the flush handshake.
  *
  * The registry has four times flowpg.max_flows slots (that setting counts
- * per database), one per streaming flow that has been written to (or
- * flushed); when none is free, writers fall back to the dirty log.
+ * per database), one per streaming flow: taken when the flow is created
+ * (registry_reserve, which refuses the flow when none is free or its owner
+ * holds its share, flowpg.max_streaming_flows_per_role, in all databases),
+ * and after a restart by the database's worker (registry_claim) or a
+ * writer.  A creation's slot carries its xid until the worker sees the
+ * flow committed: the worker's sync frees slots of flows not in the
+ * catalog, but not those whose creating transaction is still open.
  *
  * Locking: the registry LWLock guards taking and freeing slots.  A lookup
  * takes it shared, so committing writers of different flows (or of one)
@@ -178,11 +183,13 @@ registry_reserve(int64 flow_id, Oid owner)
 	FlowSlot   *free_slot = NULL;
 	ReserveOutcome outcome = RESERVED;
 	int			held = 0;
+	TransactionId xid;
 
 	if (registry == NULL)
 		return;					/* not preloaded: create_flow warns of it */
 	if (superuser_arg(owner))
 		limit = 0;
+	xid = GetTopTransactionId();	/* not under the lock: it may assign one */
 	LWLockAcquire(&registry->lock, LW_EXCLUSIVE);
 	found = lookup(flow_id);
 	for (int i = 0; i < registry->nslots; i++)
@@ -207,7 +214,7 @@ registry_reserve(int64 flow_id, Oid owner)
 		}
 		SpinLockAcquire(&found->mutex);
 		found->owner = owner;
-		found->reserved_by = GetTopTransactionId();
+		found->reserved_by = xid;
 		SpinLockRelease(&found->mutex);
 	}
 	LWLockRelease(&registry->lock);

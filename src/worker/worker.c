@@ -317,7 +317,6 @@ waiting_for_update(bool *idle)
 {
 	static bool logged = false;
 	static bool current = true;
-	static bool has_flows = true;
 	static TimestampTz checked_at = 0;
 
 	*idle = false;
@@ -330,9 +329,8 @@ waiting_for_update(bool *idle)
 	if (!current)
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());
-		has_flows = catalog_has_any_flow();
+		*idle = !catalog_has_any_flow();
 		PopActiveSnapshot();
-		*idle = !has_flows;
 	}
 	if (!current && !logged)
 		ereport(LOG,
