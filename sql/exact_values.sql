@@ -23,8 +23,14 @@ CREATE FUNCTION ex.ci_greatest(ex.ci, ex.ci) RETURNS ex.ci
 LANGUAGE sql IMMUTABLE STRICT RETURN CASE WHEN lower($1::text) > lower($2::text) THEN $1 ELSE $2 END;
 CREATE AGGREGATE ex.ci_max(ex.ci) (
 	SFUNC = ex.ci_greatest, STYPE = ex.ci, COMBINEFUNC = ex.ci_greatest);
+-- and a composite type: (1.5) = (1.50) under its "=", yet they differ
+CREATE TYPE ex.amount AS (value numeric);
+CREATE FUNCTION ex.amount_add(ex.amount, ex.amount) RETURNS ex.amount
+LANGUAGE sql IMMUTABLE STRICT RETURN ROW(($1).value + ($2).value)::ex.amount;
+CREATE AGGREGATE ex.total(ex.amount) (
+	SFUNC = ex.amount_add, STYPE = ex.amount, COMBINEFUNC = ex.amount_add);
 CREATE TABLE ex.m (ts timestamptz NOT NULL, k int, n numeric, iv interval, f float8,
-				   t text COLLATE ex.nd, u ex.ci);
+				   t text COLLATE ex.nd, u ex.ci, a ex.amount);
 CREATE INDEX ON ex.m (ts);
 
 -- One flow per value, in each engine: a second value of the same group
@@ -41,12 +47,12 @@ BEGIN
 END $$;
 SELECT ex.make('sum_numeric', 'sum(n)'), ex.make('max_interval', 'max(iv)'),
 	   ex.make('max_float', 'max(f)'), ex.make('max_text', 'max(t)'),
-	   ex.make('max_user_type', 'ex.ci_max(u)');
+	   ex.make('max_user_type', 'ex.ci_max(u)'), ex.make('total_composite', 'ex.total(a)');
 SELECT flow_name, mode FROM flowpg.flows WHERE sink_table::text LIKE 'ex.%'
  ORDER BY 1;
 
 -- the first values, written
-INSERT INTO ex.m VALUES ('2024-03-01 00:10+00', 1, 1.5, '30 days', '-0', 'abc', 'xyz');
+INSERT INTO ex.m VALUES ('2024-03-01 00:10+00', 1, 1.5, '30 days', '-0', 'abc', 'xyz', ROW(1.5));
 SELECT count(flowpg.flush_flow(flow_name)) FROM flowpg.flows WHERE sink_table::text LIKE 'ex.%';
 CREATE FUNCTION ex.sinks() RETURNS TABLE (flow text, v text) LANGUAGE plpgsql AS $$
 DECLARE
@@ -64,12 +70,12 @@ SELECT * FROM ex.sinks();
 
 -- a second row per value, equal under "=" to what the group had: the
 -- aggregates give the new value (max keeps the later of equal values)
-INSERT INTO ex.m VALUES ('2024-03-01 00:20+00', 1, 0.00, '1 mon', '0', 'ABC', 'XYZ');
+INSERT INTO ex.m VALUES ('2024-03-01 00:20+00', 1, 0.00, '1 mon', '0', 'ABC', 'XYZ', ROW(0.00));
 SELECT count(flowpg.flush_flow(flow_name)) FROM flowpg.flows WHERE sink_table::text LIKE 'ex.%';
 SELECT * FROM ex.sinks();
 -- what the queries give
 SELECT sum(n)::text AS sum_numeric, max(iv)::text AS max_interval, max(f)::text AS max_float,
-	   max(t) AS max_text, ex.ci_max(u)::text AS max_user_type
+	   max(t) AS max_text, ex.ci_max(u)::text AS max_user_type, ex.total(a)::text AS total_composite
   FROM ex.m;
 SELECT flow_name, flow_mismatches(flow_name) AS oracle, flowpg.verify_flow(flow_name) AS verify
   FROM flowpg.flows WHERE sink_table::text LIKE 'ex.%' ORDER BY 1;
@@ -81,6 +87,7 @@ UPDATE ex.max_interval_batching SET v = '30 days';
 UPDATE ex.max_float_streaming SET v = '-0';
 UPDATE ex.max_text_batching SET v = 'abc';
 UPDATE ex.max_user_type_streaming SET v = 'xyz';
+UPDATE ex.total_composite_batching SET v = ROW(1.5);
 SELECT flow_name, flow_mismatches(flow_name) AS oracle, flowpg.verify_flow(flow_name) AS verify,
 	   flowpg.verify_flow(flow_name, 1e-9) AS verify_tolerant
   FROM flowpg.flows WHERE sink_table::text LIKE 'ex.%' ORDER BY 1;

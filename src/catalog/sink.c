@@ -433,7 +433,11 @@ column_array(SinkRows *rows, SinkTarget *target, int c, Oid *arraytype)
 /*
  * "FROM ROWS FROM (unnest($1), unnest($2), ...) AS u(c1, c2, ...)" over the columns
  * keep[c] selects, with their arrays as arguments; WITH ORDINALITY as
- * column ORDINALITY_COLUMN when ordinality.
+ * column ORDINALITY_COLUMN when ordinality.  A function returning a
+ * composite type in FROM gives its fields, not the value: a column of a
+ * composite type is unnested by its subscripts, and its values taken from
+ * the array in a SELECT over that ("FROM (SELECT ..., ($3)[u.c3] AS c3
+ * FROM ROWS FROM (...) AS u(...)) AS u").
  */
 #define ORDINALITY_COLUMN "?flowpg_n"
 
@@ -441,30 +445,46 @@ static void
 append_unnest(StringInfo sql, SinkRows *rows, FlowPlan *plan, SinkTarget *target, bool *keep,
 			  bool ordinality, Oid *argtypes, Datum *args, int *nargs)
 {
-	bool		first = true;
+	StringInfoData functions;
+	StringInfoData names;
+	StringInfoData values;
+	bool		composite = false;
 
-	appendStringInfoString(sql, " FROM ROWS FROM (");
+	initStringInfo(&functions);
+	initStringInfo(&names);
+	initStringInfo(&values);
 	for (int c = 0; c < plan->noutputs; c++)
 	{
+		const char *sep = functions.len ? ", " : "";
+		const char *name = quote_identifier(plan->outputs[c].name);
+		bool		rowtype;
+
 		if (!keep[c])
 			continue;
 		args[*nargs] = column_array(rows, target, c, &argtypes[*nargs]);
 		(*nargs)++;
-		appendStringInfo(sql, "%spg_catalog.unnest($%d)", first ? "" : ", ", *nargs);
-		first = false;
-	}
-	appendStringInfo(sql, ")%s AS u(", ordinality ? " WITH ORDINALITY" : "");
-	first = true;
-	for (int c = 0; c < plan->noutputs; c++)
-	{
-		if (!keep[c])
-			continue;
-		appendStringInfo(sql, "%s%s", first ? "" : ", ", quote_identifier(plan->outputs[c].name));
-		first = false;
+		rowtype = type_is_rowtype(target->types[c]);
+		composite |= rowtype;
+		appendStringInfo(&functions, "%spg_catalog.%s($%d%s)", sep,
+						 rowtype ? "generate_subscripts" : "unnest", *nargs, rowtype ? ", 1" : "");
+		appendStringInfo(&names, "%s%s", sep, name);
+		if (rowtype)
+			appendStringInfo(&values, "%s($%d)[u.%s] AS %s", sep, *nargs, name, name);
+		else
+			appendStringInfo(&values, "%su.%s", sep, name);
 	}
 	if (ordinality)
-		appendStringInfo(sql, ", %s", quote_identifier(ORDINALITY_COLUMN));
-	appendStringInfoChar(sql, ')');
+	{
+		appendStringInfo(&names, ", %s", quote_identifier(ORDINALITY_COLUMN));
+		appendStringInfo(&values, ", u.%s", quote_identifier(ORDINALITY_COLUMN));
+	}
+	if (composite)
+		appendStringInfo(sql, " FROM (SELECT %s FROM ROWS FROM (%s)%s AS u(%s)) AS u",
+						 values.data, functions.data, ordinality ? " WITH ORDINALITY" : "",
+						 names.data);
+	else
+		appendStringInfo(sql, " FROM ROWS FROM (%s)%s AS u(%s)",
+						 functions.data, ordinality ? " WITH ORDINALITY" : "", names.data);
 }
 
 /* The sink's name, locked for writing; an error if it was dropped meanwhile. */
