@@ -653,8 +653,8 @@ batching_runs(Oid owner)
 }
 
 int
-pool_claim_fair(const PoolCandidate *candidates, int ncandidates,
-				const Oid *batching_owners, int nowners, PoolWait *waits)
+pool_claim_fair(const PoolCandidate *candidates, int ncandidates, List *batching_owners,
+				PoolWait *waits)
 {
 	int			best = -1;
 	int			best_running = 0;
@@ -667,6 +667,11 @@ pool_claim_fair(const PoolCandidate *candidates, int ncandidates,
 	int			busy;
 
 	Assert(my_place != NULL && my_place->claimed == 0);
+	/* a superuser's flows are the administrator's, not a tenant's: no share */
+	for (int c = 0; c < ncandidates; c++)
+		shared_role[c] = !candidates[c].superuser &&
+			(list_length(batching_owners) > 1 ||
+			 (batching_owners != NIL && linitial_oid(batching_owners) != candidates[c].owner));
 	SpinLockAcquire(&shared->mutex);
 	busy = batching_runs(InvalidOid);
 	for (int c = 0; c < ncandidates; c++)
@@ -677,8 +682,6 @@ pool_claim_fair(const PoolCandidate *candidates, int ncandidates,
 		for (int i = 0; i < POOL_MAX; i++)
 			taken[c] |= my_slot->pool[i].pid != 0 && &my_slot->pool[i] != my_place &&
 				my_slot->pool[i].claimed == candidates[c].flow_id;
-		for (int o = 0; o < nowners; o++)
-			shared_role[c] |= batching_owners[o] != candidates[c].owner;
 		if (taken[c])
 			continue;
 		if (shared_role[c] && running >= share)

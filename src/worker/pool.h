@@ -11,6 +11,7 @@
 
 #include "datatype/timestamp.h"
 #include "nodes/nodes.h"
+#include "nodes/pg_list.h"
 #include "storage/latch.h"
 
 #define POOL_MAX 16				/* flowpg.workers_per_database at most */
@@ -123,6 +124,7 @@ typedef struct PoolCandidate
 {
 	int64		flow_id;
 	Oid			owner;
+	bool		superuser;		/* the owner is: its flows have no share */
 	TimestampTz due_at;
 } PoolCandidate;
 
@@ -147,12 +149,12 @@ typedef struct PoolWait
  * (the fair share of workers between roles); its index, or -1.  While
  * other roles than a candidate's owner have batching flows in the database
  * (batching_owners, distinct), that owner's runs may hold all the pool's
- * batching workers but one: a role's long runs never leave another role's
- * flow, when it comes due, without a worker.  waits[c] says why each
- * candidate not claimed waits.
+ * batching workers but one -- unless it is a superuser: a role's long runs
+ * never leave another role's flow, when it comes due, without a worker.
+ * waits[c] says why each candidate not claimed waits.
  */
 extern int	pool_claim_fair(const PoolCandidate *candidates, int ncandidates,
-							const Oid *batching_owners, int nowners, PoolWait *waits);
+							List *batching_owners, PoolWait *waits);
 
 /*
  * drop_flow and replacing a flow: the worker running the flow now (if any)

@@ -355,6 +355,7 @@ typedef struct DueFlow
 	Oid			owner;
 	TimestampTz due_at;			/* 0: at once */
 	bool		backfilling;	/* a piece of its backfill is due */
+	bool		superuser;		/* its owner is (read in the poll's transaction) */
 } DueFlow;
 
 /* What one run of a flow does, in a subtransaction of the run's transaction. */
@@ -587,8 +588,7 @@ run_due_flows(long *wait_ms, bool *worked)
 {
 	bool		ran_any = false;
 	List	   *due = NIL;
-	Oid		   *owners = NULL;	/* of batching flows, distinct */
-	int			nowners = 0;
+	List	   *owners = NIL;	/* of batching flows, distinct */
 	ListCell   *lc;
 	bool		has_flows;
 	TimestampTz now = GetCurrentTimestamp();
@@ -618,17 +618,14 @@ run_due_flows(long *wait_ms, bool *worked)
 
 		/* a database with pending flows only keeps its worker: it starts them */
 		has_flows = flows != NIL || pending_any();
-		owners = MemoryContextAlloc(TopMemoryContext, sizeof(Oid) * Max(list_length(flows), 1));
 		foreach(lf, flows)
-		{
-			FlowSchedule *f = lfirst(lf);
-			bool		known = false;
+			if (((FlowSchedule *) lfirst(lf))->batching)
+			{
+				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-			for (int o = 0; o < nowners; o++)
-				known |= owners[o] == f->owner;
-			if (f->batching && !known)
-				owners[nowners++] = f->owner;
-		}
+				owners = list_append_unique_oid(owners, ((FlowSchedule *) lfirst(lf))->owner);
+				MemoryContextSwitchTo(old);
+			}
 
 		/*
 		 * The dirty log is read (a scan of all of it) only when a batching
@@ -702,6 +699,7 @@ run_due_flows(long *wait_ms, bool *worked)
 				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
 				tick.due_at = next_null ? 0 : next;
+				tick.superuser = superuser_arg(tick.owner);
 				due = lappend(due, palloc(sizeof(DueFlow)));
 				*(DueFlow *) llast(due) = tick;
 				MemoryContextSwitchTo(old);
@@ -730,9 +728,10 @@ run_due_flows(long *wait_ms, bool *worked)
 			candidates[foreach_current_index(lc)].flow_id = due_flow->flow_id;
 			candidates[foreach_current_index(lc)].owner = due_flow->owner;
 			candidates[foreach_current_index(lc)].due_at = due_flow->due_at;
+			candidates[foreach_current_index(lc)].superuser = due_flow->superuser;
 		}
 		CHECK_FOR_INTERRUPTS();
-		pick = pool_claim_fair(candidates, list_length(due), owners, nowners, waits);
+		pick = pool_claim_fair(candidates, list_length(due), owners, waits);
 		/* flow_stats says why a due flow waits */
 		for (int c = 0; c < list_length(due); c++)
 		{
@@ -770,8 +769,7 @@ run_due_flows(long *wait_ms, bool *worked)
 		pfree(candidates);
 		pfree(waits);
 	}
-	if (owners)
-		pfree(owners);
+	list_free(owners);
 	*wait_ms = Max(10, (next_due - GetCurrentTimestamp()) / 1000);
 	if (ran_any)
 		*wait_ms = 0;			/* look again: a run may have left a backlog */
