@@ -100,6 +100,17 @@ ALTER TABLE flowpg.flow_run ADD COLUMN last_tick timestamptz;
  */
 ALTER TABLE flowpg.flow_run ADD COLUMN last_flushed_at timestamptz;
 
+/*
+ * A flow's statistics and errors go with it (src/catalog/stats.c): a
+ * worker recording a run while drop_flow deleted the flow could leave its
+ * row behind.  Rows 0.2 left so are removed first.
+ */
+DELETE FROM flowpg.flow_run r WHERE NOT EXISTS (SELECT FROM flowpg.flow f WHERE f.flow_id = r.flow_id);
+DELETE FROM flowpg.flow_error e WHERE NOT EXISTS (SELECT FROM flowpg.flow f WHERE f.flow_id = e.flow_id);
+ALTER TABLE flowpg.flow_run ADD FOREIGN KEY (flow_id) REFERENCES flowpg.flow ON DELETE CASCADE;
+ALTER TABLE flowpg.flow_error ADD FOREIGN KEY (flow_id) REFERENCES flowpg.flow ON DELETE CASCADE;
+CREATE INDEX ON flowpg.flow_error (flow_id);
+
 /* jsonb as GreptimeDB prints JSON: {"flow_type":"streaming"}, keys in byte order. */
 CREATE FUNCTION flowpg._compact_json(j jsonb)
 RETURNS text

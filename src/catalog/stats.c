@@ -9,6 +9,13 @@
  * run's own transaction, so they are exact; a failure is recorded after the
  * failed run was rolled back.
  *
+ * A flow's rows here never outlive it: both tables reference flowpg.flow
+ * with ON DELETE CASCADE, and every write first locks the flow's row (KEY
+ * SHARE) and writes nothing when it is gone.  A worker recording a run of
+ * a flow a concurrent drop_flow is deleting so either waits for the drop
+ * and finds no flow, or holds the drop's DELETE until it commits, whose
+ * cascade then removes what it wrote.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -34,6 +41,24 @@
 /* How many errors are kept per flow. */
 #define ERRORS_KEPT 20
 
+/*
+ * Locks the flow's row until the transaction ends, so that it cannot be
+ * dropped under the statistics being written; false when it is gone.
+ */
+static bool
+lock_flow_row(int64 flow_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(flow_id)};
+	bool		exists;
+
+	privileged_query("SELECT FROM flowpg.flow WHERE flow_id = $1 FOR KEY SHARE",
+					 1, types, values, NULL);
+	exists = SPI_processed > 0;
+	privileged_query_end();
+	return exists;
+}
+
 static Datum
 interval_between(TimestampTz from, TimestampTz to)
 {
@@ -55,6 +80,8 @@ record_success(int64 flow_id, BatchResult *result, int64 runs, TimestampTz start
 	Datum		values[7];
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', next_run ? ' ' : 'n', ' '};
 
+	if (!lock_flow_row(flow_id))
+		return;
 	values[0] = Int64GetDatum(flow_id);
 	values[1] = Int64GetDatum(result->rows_in);
 	values[2] = Int64GetDatum((int64) result->rows_out);
@@ -108,8 +135,10 @@ stats_record_flush(int64 flow_id, TimestampTz at)
 	if (XactReadOnly)
 		return;
 	/* not for a flow dropped while the flush waited for it: its statistics are gone */
+	if (!lock_flow_row(flow_id))
+		return;
 	privileged_execute("INSERT INTO flowpg.flow_run AS r (flow_id, last_flushed_at) "
-							   "SELECT $1, $2 WHERE EXISTS (SELECT FROM flowpg.flow WHERE flow_id = $1) "
+							   "VALUES ($1, $2) "
 							   "ON CONFLICT (flow_id) DO UPDATE SET "
 							   "last_flushed_at = GREATEST(r.last_flushed_at, excluded.last_flushed_at)",
 							   2, types, values, NULL);
@@ -130,6 +159,8 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 	bool		isnull;
 	int			consecutive;
 
+	if (!lock_flow_row(flow_id))
+		return 0;
 	values[0] = Int64GetDatum(flow_id);
 	values[1] = TimestampTzGetDatum(finished);
 	values[2] = interval_between(started, finished);
@@ -205,6 +236,8 @@ set_flow_run_time(int64 flow_id, const char *column, TimestampTz value)
 	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
 	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(value)};
 
+	if (!lock_flow_row(flow_id))
+		return;
 	privileged_execute(psprintf("INSERT INTO flowpg.flow_run AS r (flow_id, %s) "
 										"VALUES ($1, $2) ON CONFLICT (flow_id) "
 										"DO UPDATE SET %s = excluded.%s",
