@@ -18,6 +18,15 @@
 #   configs:  no flow (the baseline) | a batching flow | a streaming flow |
 #             a hand-written summary table (statement trigger, INSERT ... ON
 #             CONFLICT DO UPDATE) | a materialized view refreshed after the COPY
+#             | 3 and 6 flows on the table, each engine (prepared workload):
+#             per device per minute, hour and day, then over all devices per
+#             minute and hour, and per rack (40 devices) per 5 minutes
+#
+# Every load is measured three ways, configurations interleaved within each
+# repetition: rows/s while it runs; *sustained*, rows / (load time + time
+# until flush_flow returns), which counts the work a flow defers; and the
+# server's CPU per row (postmaster and all its children, reaped ones
+# included) over the same span, which a noisy machine moves far less.
 #
 # Then the loads that change rows (UPDATE and DELETE): a table of live rows
 # with a primary key, 4 pgbench clients of which 80% of the statements
@@ -170,12 +179,28 @@ psql_c "COPY (SELECT timestamptz '2024-01-01 00:00:00+00' + (i * 86400.0 / $ROWS
 FLOW_QUERY="SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(value) AS total,
        avg(value) AS mean, min(value) AS lo, max(value) AS hi FROM metrics GROUP BY device, date_trunc('minute', ts)"
 
+# The rollups of the 3- and 6-flow configurations (the first is FLOW_QUERY's).
+AGGS="count(*) AS n, sum(value) AS total, avg(value) AS mean, min(value) AS lo, max(value) AS hi"
+ROLLUPS=(
+  "agg|$FLOW_QUERY"
+  "agg_hour|SELECT device, date_trunc('hour', ts) AS hour, $AGGS FROM metrics GROUP BY device, date_trunc('hour', ts)"
+  "agg_day|SELECT device, date_trunc('day', ts) AS day, $AGGS FROM metrics GROUP BY device, date_trunc('day', ts)"
+  "all_minute|SELECT date_trunc('minute', ts) AS minute, $AGGS FROM metrics GROUP BY date_trunc('minute', ts)"
+  "all_hour|SELECT date_trunc('hour', ts) AS hour, $AGGS FROM metrics GROUP BY date_trunc('hour', ts)"
+  "rack_5m|SELECT device / 40 AS rack, date_bin('5 minutes', ts, timestamptz '2000-01-01 00:00:00+00') AS slot, $AGGS
+             FROM metrics GROUP BY device / 40, date_bin('5 minutes', ts, timestamptz '2000-01-01 00:00:00+00')"
+)
+# config_mode CONFIG / config_flows CONFIG: the engine and number of flows
+# of streaming, streaming3, batching6, ...
+config_mode() { case "$1" in streaming*) echo streaming ;; batching*) echo batching ;; esac; }
+config_flows() { case "$1" in streaming|batching) echo 1 ;; streaming*|batching*) echo "${1##*[a-z]}" ;; *) echo 0 ;; esac; }
+
 # setup_config NAME: a fresh metrics table and whatever maintains the aggregate.
 setup_config() {
     "${PSQL[@]}" >/dev/null <<SQL
 SET client_min_messages = warning;
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows;
-DROP TABLE IF EXISTS metrics, agg_sink, summary CASCADE;
+DROP TABLE IF EXISTS metrics, agg_sink, agg_hour_sink, agg_day_sink, all_minute_sink, all_hour_sink, rack_5m_sink, summary CASCADE;
 DROP MATERIALIZED VIEW IF EXISTS agg_mv;
 CREATE TABLE metrics (ts timestamptz, device int, value float8);
 SQL
@@ -186,8 +211,15 @@ SQL
         psql_c "CREATE INDEX ON metrics USING brin (ts) WITH (autosummarize = on)" >/dev/null
     fi
     case "$1" in
-        batching|streaming)
-            psql_c "SELECT flowpg.create_flow('agg', 'agg_sink', \$q\$$FLOW_QUERY\$q\$, mode => '$1')" >/dev/null ;;
+        batching*|streaming*)
+            local i name query
+            for (( i = 0; i < $(config_flows "$1"); i++ )); do
+                name=${ROLLUPS[$i]%%|*}
+                query=${ROLLUPS[$i]#*|}
+                psql_c "SELECT flowpg.create_flow('$name', '${name}_sink', \$q\$$query\$q\$, mode => '$(config_mode "$1")')" >/dev/null
+            done
+            # the backfill of the empty table, not counted in the first load
+            psql_c "SELECT flowpg.flush_flow(flow_name) FROM flowpg.flows" >/dev/null ;;
         trigger)
             "${PSQL[@]}" >/dev/null <<'SQL'
 CREATE TABLE summary (device int, minute timestamptz, n bigint, total float8,
@@ -217,7 +249,7 @@ catch_up() {
     local t0 t1
     t0=$(date +%s.%N)
     case "$1" in
-        batching|streaming) psql_c "SELECT flowpg.flush_flow('agg')" >/dev/null ;;
+        batching*|streaming*) psql_c "SELECT flowpg.flush_flow(flow_name) FROM flowpg.flows" >/dev/null ;;
         matview) psql_c "REFRESH MATERIALIZED VIEW agg_mv" >/dev/null ;;
     esac
     t1=$(date +%s.%N)
@@ -229,9 +261,13 @@ verify() {
     local target cols
     case "$1" in
         none) echo "-"; return ;;
-        batching|streaming)
-            if "$FLOWLOAD" -d "dbname=bench host=$WORK port=$PORT" --verify agg --tolerance 1e-9 \
-                   >/dev/null 2>"$WORK/verify.log"; then echo "exact"; else echo "MISMATCH"; fi
+        batching*|streaming*)
+            local flow
+            for flow in $(psql_c "SELECT flow_name FROM flowpg.flows ORDER BY 1"); do
+                if ! "$FLOWLOAD" -d "dbname=bench host=$WORK port=$PORT" --verify "$flow" --tolerance 1e-9 \
+                       >/dev/null 2>"$WORK/verify.log"; then echo "MISMATCH ($flow)"; return; fi
+            done
+            echo "exact"
             return ;;
         trigger) target="SELECT device, minute, n, round(total::numeric, 6), round((total / n)::numeric, 6), lo, hi FROM summary" ;;
         matview) target="SELECT device, minute, n, round(total::numeric, 6), round(mean::numeric, 6), lo, hi FROM agg_mv" ;;
@@ -336,20 +372,32 @@ verify_changes() {
 }
 
 
+# The server's CPU in clock ticks: the postmaster's own and its reaped
+# children's (cutime, cstime), and its live children's.
+server_cpu() {
+    local pm
+    pm=$(head -1 "$DATA/postmaster.pid")
+    cat /proc/[0-9]*/stat 2>/dev/null | awk -v pm="$pm" '
+        { pid = $1; sub(/^[0-9]+ \(.*\) /, "") }
+        pid == pm { t += $12 + $13 + $14 + $15 }
+        $2 == pm { t += $12 + $13 }
+        END { print t }'
+}
+
 # Busy jiffies of the whole machine (all cores), for the client's share.
 machine_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 
-# load_pgbench METHOD: rows/s of 4 pgbench clients for SECONDS_PER_LOAD;
+# load_pgbench METHOD: rows committed by 4 pgbench clients in SECONDS_PER_LOAD;
 # appends "client CPU share of the busy machine" to $WORK/client_share.
 load_pgbench() {
-    local out b0 b1 cpu tps
+    local out b0 b1 cpu ntx
     b0=$(machine_busy)
     local protocol=simple
     [ "$CURRENT_WORKLOAD" = prepared ] && protocol=prepared
     out=$( { TIMEFORMAT='%3U %3S'; time "$BINDIR/pgbench" -n -c 4 -j 4 -T "$SECONDS_PER_LOAD" \
                  -M "$protocol" -f "$WORK/$1.sql" bench 2>&1; } 2>&1 )
     b1=$(machine_busy)
-    tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
+    ntx=$(echo "$out" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' | head -1)
     # a client that failed (a deadlock, say) stops: the load is not what it was meant to be
     if echo "$out" | grep -q "aborted\|failed transactions: [1-9]"; then
         echo "$CURRENT_WORKLOAD $CURRENT_CONFIG $1: $(echo "$out" | grep -m1 "failed transactions\|aborted")" >> "$WORK/aborted"
@@ -357,7 +405,7 @@ load_pgbench() {
     cpu=$(echo "$out" | tail -1 | awk '{print $1 + $2}')
     # clock ticks are 1/100 s
     echo "$cpu * 100 / ($b1 - $b0 + 1)" | bc -l >> "$WORK/client_share.$CURRENT_WORKLOAD.$1"
-    echo "$tps * ${BATCH[$1]}" | bc -l
+    echo "$ntx * ${BATCH[$1]}" | bc -l
 }
 
 if [ -n "${PROFILE:-}" ]; then
@@ -388,45 +436,61 @@ if [ -n "${PROFILE:-}" ]; then
 fi
 
 ALL_METHODS=(copy r100 l100 r1 l1)
-ALL_CONFIGS=(none batching streaming trigger matview)
+ALL_CONFIGS=(none batching streaming trigger matview batching3 streaming3 batching6 streaming6)
 ALL_WORKLOADS=(prepared simple)
 CONFIGS=("${ALL_CONFIGS[@]}")
 METHODS=("${ALL_METHODS[@]}")
 WORKLOADS=("${ALL_WORKLOADS[@]}")
-# the smoke run of make test: one workload is enough to exercise the script
-[ "$QUICK" = 1 ] && WORKLOADS=(prepared)
+# the smoke run of make test: one workload and one flow of each engine
+[ "$QUICK" = 1 ] && WORKLOADS=(prepared) && CONFIGS=(none batching streaming trigger matview streaming3)
 [ -n "${ONLY_CONFIGS:-}" ] && IFS=, read -r -a CONFIGS <<< "none,$ONLY_CONFIGS"
 [ -n "${ONLY_METHODS:-}" ] && IFS=, read -r -a METHODS <<< "$ONLY_METHODS"
 [ -n "${ONLY_WORKLOADS:-}" ] && IFS=, read -r -a WORKLOADS <<< "$ONLY_WORKLOADS"
 [ -n "${ONLY_CHANGES:-}" ] && WORKLOADS=() && SKIP_EXTRA=1
+# the configurations of several flows run in the prepared workload only
+workload_configs() {
+    local config
+    for config in "${CONFIGS[@]}"; do
+        case "$1,$config" in simple,*[36]) ;; *) echo "$config" ;; esac
+    done
+}
 declare -A CHG_RESULT CHG_VERIFIED CHG_FRESH CHG_FRESH_RATE
-declare -A RESULT VERIFIED CATCHUP ONLINE_CREATE ONLINE_BACKFILL ONLINE_WORST ONLINE_RATE ONLINE_VERIFIED ONLINE_INLINE
+declare -A RESULT SUSTAINED CPU VERIFIED CATCHUP ONLINE_CREATE ONLINE_BACKFILL ONLINE_WORST ONLINE_RATE ONLINE_VERIFIED ONLINE_INLINE
+declare -A rates=() sustained=() cpus=() catch=()
 for workload in "${WORKLOADS[@]}"; do
 CURRENT_WORKLOAD=$workload
-for config in "${CONFIGS[@]}"; do
-    echo "bench: $workload: $config ..."
-    CURRENT_CONFIG=$config
-    declare -A rates=()
-    catch=()
-    for rep in $(seq 1 "$REPS"); do
-        for method in "${METHODS[@]}"; do
+for rep in $(seq 1 "$REPS"); do
+    for method in "${METHODS[@]}"; do
+        echo "bench: $workload: $method, repetition $rep ..."
+        for config in $(workload_configs "$workload"); do
+            CURRENT_CONFIG=$config
             # a materialized view costs nothing while rows arrive: its
             # whole cost is the REFRESH, measured after the COPY
             [ "$config" = matview ] && [ "$method" != copy ] && continue
             setup_config "$config"
+            c0=$(server_cpu)
+            t0=$(date +%s.%N)
             if [ "$method" = copy ]; then
-                secs=$(load_copy)
-                c=$(catch_up "$config")
-                if [ "$config" = streaming ] && [ "$rep" = 1 ] && [ -z "${STATE_PER_GROUP:-}" ]; then
-                    STATE_PER_GROUP=$(psql_c "SELECT state_groups || ' groups, ' || round(state_bytes::numeric / nullif(state_groups, 0)) || ' bytes per group'
-                                                FROM flowpg.flow_stats WHERE flow_name = 'agg'")
-                fi
-                if [ "$config" = matview ]; then secs=$(echo "$secs + $c" | bc -l); fi
-                rates[$method]+="$(echo "$ROWS / $secs" | bc -l) "
-                catch+=("$c")
+                load_copy >/dev/null
+                rows=$ROWS
             else
-                rates[$method]+="$(load_pgbench "$method") "
-                catch_up "$config" >/dev/null
+                rows=$(load_pgbench "$method")
+            fi
+            t1=$(date +%s.%N)
+            c=$(catch_up "$config")
+            t2=$(date +%s.%N)
+            c1=$(server_cpu)
+            key=$workload,$config,$method
+            # the materialized view's rate includes its REFRESH
+            if [ "$config" = matview ]; then t1=$t2; fi
+            rates[$key]+="$(echo "$rows / ($t1 - $t0)" | bc -l) "
+            sustained[$key]+="$(echo "$rows / ($t2 - $t0)" | bc -l) "
+            # clock ticks are 1/100 s: microseconds per row
+            cpus[$key]+="$(echo "($c1 - $c0) * 10000 / $rows" | bc -l) "
+            [ "$method" = copy ] && catch[$workload,$config]+="$c "
+            if [ "$config" = streaming ] && [ "$method" = copy ] && [ -z "${STATE_PER_GROUP:-}" ]; then
+                STATE_PER_GROUP=$(psql_c "SELECT state_groups || ' groups, ' || round(state_bytes::numeric / nullif(state_groups, 0)) || ' bytes per group'
+                                            FROM flowpg.flow_stats WHERE flow_name = 'agg'")
             fi
             # every sink is checked after every load of the last repetition
             if [ "$rep" = "$REPS" ]; then
@@ -438,11 +502,15 @@ for config in "${CONFIGS[@]}"; do
             fi
         done
     done
+done
+for config in $(workload_configs "$workload"); do
     for method in "${METHODS[@]}"; do
-        RESULT[$workload,$config,$method]=$(printf '%s\n' ${rates[$method]:-} | median)
+        key=$workload,$config,$method
+        RESULT[$key]=$(printf '%s\n' ${rates[$key]:-} | median)
+        SUSTAINED[$key]=$(printf '%s\n' ${sustained[$key]:-} | median)
+        CPU[$key]=$(printf '%s\n' ${cpus[$key]:-} | median)
     done
-    CATCHUP[$workload,$config]=$(printf '%s\n' "${catch[@]}" | median)
-    unset rates
+    CATCHUP[$workload,$config]=$(printf '%s\n' ${catch[$workload,$config]:-} | median)
 done
 done
 # the measurements after the loads: the table a time-series user has
@@ -652,6 +720,17 @@ fi
 ###############################################################################
 ratio() { if [ "${2:-0}" = 0 ] || [ -z "$1" ] || [ "$1" = 0 ]; then echo "-"; else echo "scale=2; $1 / $2" | bc -l | sed 's/^\./0./'; fi; }
 fmt() { if [ -z "$1" ] || [ "$1" = 0 ]; then echo "-"; else printf '%.0f' "$1"; fi; }
+config_label() {
+    case $1 in
+        none) echo "no flow (baseline)" ;;
+        batching) echo "flowpg batching flow" ;;
+        streaming) echo "flowpg streaming flow" ;;
+        batching*) echo "flowpg $(config_flows "$1") batching flows" ;;
+        streaming*) echo "flowpg $(config_flows "$1") streaming flows" ;;
+        trigger) echo "trigger summary table" ;;
+        matview) echo "REFRESH MATERIALIZED VIEW" ;;
+    esac
+}
 declare -A TITLE=([copy]="COPY ${ROWS}" [r100]="4x100 random" [l100]="4x100 live" [r1]="4x1 random" [l1]="4x1 live")
 echo
 echo "flowpg benchmark  $(date -u '+%Y-%m-%d %H:%M UTC')  $(nproc) cores, PostgreSQL $("$BINDIR/postgres" --version | awk '{print $3}')"
@@ -665,16 +744,8 @@ echo "workload: ${WORKLOAD_TITLE[$workload]}"
 printf '%-26s' "configuration"
 for method in "${METHODS[@]}"; do printf ' %20s' "${TITLE[$method]}"; done
 printf ' %9s  %s\n' "catch-up" "sink"
-for config in "${CONFIGS[@]}"; do
-    label=$config
-    case $config in
-        none) label="no flow (baseline)" ;;
-        batching) label="flowpg batching flow" ;;
-        streaming) label="flowpg streaming flow" ;;
-        trigger) label="trigger summary table" ;;
-        matview) label="REFRESH MATERIALIZED VIEW" ;;
-    esac
-    printf '%-26s' "$label"
+for config in $(workload_configs "$workload"); do
+    printf '%-26s' "$(config_label "$config")"
     for method in "${METHODS[@]}"; do
         r=${RESULT[$workload,$config,$method]:-0}
         if [ "$config" = none ]; then
@@ -685,6 +756,27 @@ for config in "${CONFIGS[@]}"; do
     done
     c=${CATCHUP[$workload,$config]:-0}
     printf ' %8.2fs  %s\n' "$c" "${VERIFIED[$workload,$config]}"
+done
+echo "sustained: rows / (load time + time until flush_flow returns), ratio to no flow"
+for config in $(workload_configs "$workload"); do
+    printf '%-26s' "$(config_label "$config")"
+    for method in "${METHODS[@]}"; do
+        r=${SUSTAINED[$workload,$config,$method]:-0}
+        if [ "$config" = none ]; then printf ' %20s' "$(fmt "$r")"
+        else printf ' %20s' "$(ratio "$r" "${SUSTAINED[$workload,none,$method]:-0}")x"; fi
+    done
+    echo
+done
+echo "server CPU per row over the same span, microseconds (above no flow's)"
+for config in $(workload_configs "$workload"); do
+    printf '%-26s' "$(config_label "$config")"
+    for method in "${METHODS[@]}"; do
+        r=${CPU[$workload,$config,$method]:-0}
+        b=${CPU[$workload,none,$method]:-0}
+        if [ "$config" = none ]; then printf ' %20s' "$(printf '%.2f' "$r")"
+        else printf ' %20s' "$(printf '%.2f (%+.2f)' "$r" "$(echo "$r - $b" | bc -l)")"; fi
+    done
+    echo
 done
 printf 'client (pgbench) CPU as a share of the busy machine, median over all its loads:'
 for method in "${METHODS[@]}"; do
@@ -740,8 +832,8 @@ for config in streaming batching; do
 done
 fi
 for workload in "${WORKLOADS[@]}"; do
-    for config in "${CONFIGS[@]}"; do
-        case "${VERIFIED[$workload,$config]}" in MISMATCH*) echo "bench: $workload $config sink is not exact" >&2; exit 1 ;; esac
+    for config in $(workload_configs "$workload"); do
+        case "${VERIFIED[$workload,$config]:-}" in MISMATCH*) echo "bench: $workload $config sink is not exact" >&2; exit 1 ;; esac
     done
 done
 for key in "${!CHG_VERIFIED[@]}"; do
