@@ -1,10 +1,8 @@
--- Streaming writers that ship their rows (group keys and aggregate
--- arguments; the worker runs the transition functions) against writers
--- that ship partial groups (the worker combines) and against the query:
--- flowpg.streaming_ship = rows / groups over the same data in two tables,
--- with NULLs, NaN, infinities, integer extremes, numeric precision, long
--- texts, FILTER, HAVING, savepoints that roll back, a statement past the
--- rows a transaction ships (the rest goes into groups: a batch of both),
+-- Writers ship the source rows of their statements and the worker runs
+-- the flows over them: two flows over the same data in two tables, each
+-- against the query and the two against each other, with NULLs, NaN, infinities, integer extremes, numeric precision, long
+-- texts, FILTER, HAVING, savepoints that roll back, statements of one,
+-- a few and many rows in one batch,
 -- an overflow inside a transition function, groups that vanish, a user
 -- aggregate whose group first gets no input, and rows too big to ship.
 SET TimeZone = 'UTC';
@@ -45,26 +43,21 @@ BEGIN
 	FROM generate_series(%s, %s) i$i$, src, first, last);
 END $$;
 
--- statements of a few rows, one row, and one past the thousand rows a
--- transaction ships (the rest of it goes into groups)
+-- statements of a few rows, one row, and many
 CREATE FUNCTION sr.load_all(src text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM sr.load(src, 1, 90);
 	PERFORM sr.load(src, 91, 91);
 	PERFORM sr.load(src, 92, 1500);
 END $$;
-SET flowpg.streaming_ship = rows;
 SELECT sr.load_all('sr.rows_src');
-SET flowpg.streaming_ship = groups;
 SELECT sr.load_all('sr.groups_src');
 
--- savepoints: released, rolled back, nested (a savepoint ships as its
--- transaction does, whatever the setting says meanwhile)
+-- savepoints: released, rolled back, nested
 CREATE FUNCTION sr.savepoints(src text, inner_ship text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM sr.load(src, 2001, 2040);
 	BEGIN						-- a subtransaction, released
-		PERFORM set_config('flowpg.streaming_ship', inner_ship, true);
 		PERFORM sr.load(src, 2041, 2080);
 		BEGIN
 			PERFORM sr.load(src, 2081, 2120);
@@ -84,16 +77,12 @@ BEGIN
 	END;
 	PERFORM sr.load(src, 2161, 2170);
 END $$;
-SET flowpg.streaming_ship = rows;
 SELECT sr.savepoints('sr.rows_src', 'groups');
-SET flowpg.streaming_ship = groups;
 SELECT sr.savepoints('sr.groups_src', 'rows');
--- a transaction that rolls back ships nothing either way
+-- a transaction that rolls back ships nothing
 BEGIN;
-SET LOCAL flowpg.streaming_ship = rows;
 SELECT sr.load('sr.rows_src', 3001, 3100);
 ROLLBACK;
-RESET flowpg.streaming_ship;
 
 SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed, flowpg.flush_flow('sr_groups') >= 0 AS flushed;
 SELECT flow_mismatches('sr_rows') AS rows_vs_query, flow_mismatches('sr_groups') AS groups_vs_query;
@@ -118,25 +107,19 @@ SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed;
 SELECT flow_mismatches('sr_rows') AS after_vanishing;
 SELECT count(*) AS k1_groups FROM sr.rows_sink WHERE k = 1;
 -- and rows shipped into those groups again afterwards
-SET flowpg.streaming_ship = rows;
 INSERT INTO sr.rows_src VALUES ('2024-05-01 00:00:01+00', 1, 1, 1, 1, 1, 'back', true),
 	('2024-05-01 00:00:02+00', 2, 2, 2, 'NaN', 2, 'again', NULL);
-RESET flowpg.streaming_ship;
 SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed;
 SELECT flow_mismatches('sr_rows') AS after_return;
 
--- an overflow inside a transition function: shipped as groups, the writer's
--- transition meets it (a warning, the rows go to the recompute); shipped as
--- rows, the worker's does.  Either way the writer's statement succeeds, the
--- flow records the error its recompute meets too, and is exact again once
--- the rows are gone.
-SET flowpg.streaming_ship = groups;
+-- an overflow inside a transition function: the worker's transition meets
+-- it and sends the rows to the recompute.  The writer's statement
+-- succeeds, the flow records the error its recompute meets too, and is
+-- exact again once the rows are gone.
 INSERT INTO sr.groups_src VALUES ('2024-05-01 02:00+00', 9, 1, 1, 1.5e308, 1, 'x', true),
 	('2024-05-01 02:00:01+00', 9, 1, 1, 1.5e308, 1, 'x', true);
-SET flowpg.streaming_ship = rows;
 INSERT INTO sr.rows_src VALUES ('2024-05-01 02:00+00', 9, 1, 1, 1.5e308, 1, 'x', true),
 	('2024-05-01 02:00:01+00', 9, 1, 1, 1.5e308, 1, 'x', true);
-RESET flowpg.streaming_ship;
 SELECT count(*) AS rows_kept FROM sr.rows_src WHERE ts >= '2024-05-01 02:00+00';
 SELECT flowpg.flush_flow('sr_rows');
 SELECT flowpg.flush_flow('sr_groups');
@@ -180,17 +163,13 @@ CREATE TABLE sr.top_src (k int, v int);
 SELECT flowpg.create_flow('sr_top', 'sr.top_sink', $$
 	SELECT k, sr.top(v) AS top, count(*) AS n FROM sr.top_src GROUP BY k$$, mode => 'streaming') > 0 AS created;
 SELECT flowpg.flush_flow('sr_top') >= 0 AS backfilled;
-SET flowpg.streaming_ship = groups;
 INSERT INTO sr.top_src VALUES (1, NULL), (2, NULL);
 SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
-SET flowpg.streaming_ship = rows;
 INSERT INTO sr.top_src VALUES (1, 5), (2, NULL), (2, 7);
-RESET flowpg.streaming_ship;
 SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
 SELECT flow_mismatches('sr_top') AS top_vs_query;
 SELECT k, top, n FROM sr.top_sink ORDER BY k;
 -- the same group without input twice, combined at commit (a savepoint)
-SET flowpg.streaming_ship = groups;
 BEGIN;
 INSERT INTO sr.top_src VALUES (3, NULL);
 SAVEPOINT s;
@@ -198,9 +177,7 @@ INSERT INTO sr.top_src VALUES (3, NULL);
 RELEASE s;
 COMMIT;
 SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
-SET flowpg.streaming_ship = rows;
 INSERT INTO sr.top_src VALUES (3, 9);
-RESET flowpg.streaming_ship;
 SELECT flowpg.flush_flow('sr_top') >= 0 AS flushed;
 SELECT flow_mismatches('sr_top') AS top_after_savepoint;
 SELECT k, top, n FROM sr.top_sink WHERE k = 3;
@@ -208,12 +185,10 @@ SELECT k, top, n FROM sr.top_sink WHERE k = 3;
 -- rows too big to ship (a few megabytes of arguments in one transaction) go
 -- to the recompute instead, exactly
 SELECT fallbacks AS fallbacks_before FROM flowpg.flow_stats WHERE flow_name = 'sr_rows' \gset
-SET flowpg.streaming_ship = rows;
 INSERT INTO sr.rows_src
 SELECT '2024-05-01 03:00+00'::timestamptz + i * interval '1 second', 5, i, i, i, i,
 	   (SELECT string_agg(md5((i * 7919 + j)::text), '') FROM generate_series(1, 4000) j), true
   FROM generate_series(1, 40) i;
-RESET flowpg.streaming_ship;
 SELECT fallbacks > :fallbacks_before AS fell_back FROM flowpg.flow_stats WHERE flow_name = 'sr_rows';
 SELECT flowpg.flush_flow('sr_rows') >= 0 AS flushed;
 SELECT flow_mismatches('sr_rows') AS after_big_rows;

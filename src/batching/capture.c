@@ -5,8 +5,9 @@
  *
  * Each source table gets one AFTER ... FOR EACH STATEMENT trigger per event
  * (INSERT, UPDATE, DELETE with transition tables; TRUNCATE), shared by all
- * flows reading the table.  Streaming flows take the rows themselves
- * (stream_capture.c), old rows included where they can retract them.  For
+ * flows reading the table.  The table's streaming flows take the rows
+ * themselves, copied once for all of them (stream_capture.c), old rows
+ * included where they can retract them.  For
  * every other flow whose time column is in the table
  * the trigger scans the transition tables once, takes the smallest and
  * largest time value changed, and appends one row (flow, lo, hi, rows) to
@@ -465,17 +466,25 @@ capture_row(TriggerData *trigdata, CaptureEntry *entry)
 	TupleTableSlot *new_row = insert ? trigdata->tg_trigslot :
 		update ? trigdata->tg_newslot : NULL;
 	TupleTableSlot *old_row = insert ? NULL : trigdata->tg_trigslot;
+	StreamTaker *takers = palloc0(sizeof(StreamTaker) * entry->nflows);
+	int			ntakers = 0;
 
+	/* a row trigger fires for the table's own rows, not its children's */
 	for (int i = 0; i < entry->nflows; i++)
+		if (entry->flows[i].streaming && !entry->flows[i].via_parent)
+		{
+			takers[ntakers].flow_id = entry->flows[i].flow_id;
+			takers[ntakers++].version = entry->flows[i].version;
+		}
+	if (ntakers > 0)
+		stream_capture_row(trigdata->tg_relation, takers, ntakers, new_row, old_row);
+	for (int i = 0, t = 0; i < entry->nflows; i++)
 	{
 		CaptureFlow *cf = &entry->flows[i];
 
-		/* a row trigger fires for the table's own rows, not its children's */
 		if (cf->via_parent)
 			continue;
-		if (cf->streaming &&
-			stream_capture_row(cf->flow_id, cf->version, trigdata->tg_relation,
-							   new_row, old_row))
+		if (cf->streaming && takers[t++].taken)
 			continue;
 		note_row(cf, trigdata->tg_trigslot);
 		if (update)
@@ -494,6 +503,9 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	int64		nrows;
 	bool	   *taken;
 	bool		all_taken = true;
+	StreamTaker *takers;
+	int		   *taker_of;
+	int			ntakers = 0;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event))
 		elog(ERROR, "flowpg_capture must be an AFTER trigger");
@@ -521,23 +533,33 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	 * recomputed from the source, like for batching flows.
 	 */
 	taken = palloc0(sizeof(bool) * entry->nflows);
+	takers = palloc0(sizeof(StreamTaker) * entry->nflows);
+	taker_of = palloc(sizeof(int) * entry->nflows);
 	for (int i = 0; i < entry->nflows; i++)
 	{
+		taker_of[i] = -1;
 		/* an INSERT into an inheritance parent adds no row to its children */
 		if (entry->flows[i].via_parent && trigdata->tg_oldtable == NULL &&
 			rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+			taken[i] = true;
+		else if (entry->flows[i].streaming &&
+				 !(entry->flows[i].only_this && trigdata->tg_oldtable != NULL &&
+				   has_subclass(RelationGetRelid(rel))))
 		{
-			taken[i] = true;
-			continue;
+			taker_of[i] = ntakers;
+			takers[ntakers].flow_id = entry->flows[i].flow_id;
+			takers[ntakers++].version = entry->flows[i].version;
 		}
-		if (entry->flows[i].streaming &&
-			!(entry->flows[i].only_this && trigdata->tg_oldtable != NULL &&
-			  has_subclass(RelationGetRelid(rel))) &&
-			stream_capture_statement(entry->flows[i].flow_id, entry->flows[i].version, rel,
-									 trigdata->tg_newtable, trigdata->tg_oldtable))
-			taken[i] = true;
-		else
-			all_taken = false;
+	}
+	/* the rows are copied once for all the streaming flows that take them */
+	if (ntakers > 0)
+		stream_capture_statement(rel, takers, ntakers, trigdata->tg_newtable,
+								 trigdata->tg_oldtable);
+	for (int i = 0; i < entry->nflows; i++)
+	{
+		if (taker_of[i] >= 0)
+			taken[i] = takers[taker_of[i]].taken;
+		all_taken &= taken[i];
 	}
 	if (all_taken)
 		return PointerGetDatum(NULL);

@@ -25,14 +25,6 @@ int			flowpg_query_timeout_ms = 10 * 60 * 1000;
 int			flowpg_slow_query_threshold_ms = 60 * 1000;
 int			flowpg_workers_per_database = 3;
 bool		flowpg_inline_aggregates = true;
-int			flowpg_streaming_ship = STREAMING_SHIP_AUTO;
-
-static const struct config_enum_entry streaming_ship_options[] = {
-	{"auto", STREAMING_SHIP_AUTO, false},
-	{"groups", STREAMING_SHIP_GROUPS, false},
-	{"rows", STREAMING_SHIP_ROWS, false},
-	{NULL, 0, false}
-};
 
 
 /* Called from _PG_init while shared_preload_libraries loads flowpg. */
@@ -54,19 +46,6 @@ guc_define(void)
 							 "the results are the same.  Read when a process compiles a flow.",
 							 &flowpg_inline_aggregates,
 							 true,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("flowpg.streaming_ship",
-							 "What a writer ships of an aggregate streaming flow's rows at commit.",
-							 "auto ships the rows themselves (keys and aggregate arguments) while "
-							 "a flow's transactions bring nearly one group per row, and partial "
-							 "groups otherwise; groups and rows force one way (the results are "
-							 "the same).  Read when a transaction first feeds a flow.",
-							 &flowpg_streaming_ship,
-							 STREAMING_SHIP_AUTO,
-							 streaming_ship_options,
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);

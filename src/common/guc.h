@@ -21,16 +21,6 @@ extern int	flowpg_slow_query_threshold_ms;
 extern int	flowpg_workers_per_database;
 extern bool flowpg_inline_aggregates;
 
-/* flowpg.streaming_ship: what a writer ships of an aggregate flow's rows */
-typedef enum StreamingShip
-{
-	STREAMING_SHIP_AUTO,		/* rows while they are nearly all groups of their own */
-	STREAMING_SHIP_GROUPS,		/* always partial groups */
-	STREAMING_SHIP_ROWS			/* rows (past 1,024 of a partial: groups) */
-} StreamingShip;
-
-extern int	flowpg_streaming_ship;
-
 extern void guc_define(void);
 
 #endif							/* FLOWPG_GUC_H */

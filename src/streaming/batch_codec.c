@@ -3,191 +3,312 @@
  * batch_codec.c
  *	  The queued-batch format, the one place that writes and reads it.
  *
- * An aggregate batch is an int32 count of groups, then the groups, then
- * input rows, all in datum_write form.  A group: the key columns, two
- * int64 time ordinals (lowest and highest row time, or an empty range),
- * then per aggregate a byte (1: no input yet, the state is nothing) and
- * its state as agg_serialize writes it (serialfn for internal states).
- * An input row: the key and the time range of one row, a byte (1: the
- * row is taken back, an UPDATE's or DELETE's old row), then per aggregate
- * a byte (1: its FILTER kept the row) followed, when 1, by its
- * arguments; hidden counts (operator.h) have no arguments of their own.
- * Rows taken back come after every added row.  A writer ships the rows
- * themselves when they are nearly all groups of their own
- * (stream_capture.c): the worker then runs the transitions instead of
- * combining one-row states.  A batch of a flow
- * without aggregates is its sink rows.  Writers build batches at commit;
- * workers read them with the same graph (a batch carries the graph
- * version it was computed with).
+ * A writer copies each captured row once, whatever the number of flows
+ * of its table: the columns any of them reads, as a MinimalTuple -- the
+ * row as the transition table stores it when they read every column (a
+ * copy of its bytes), else a tuple of just those columns -- with values
+ * stored out of line in TOAST fetched, since the worker may read the row
+ * after the source row is gone.  A flow's batch is a sequence of chunks:
+ *
+ *	  uint32 chunk length, Oid relid, int16 natts, int16 nmap, int32 nrows,
+ *	  per attribute: Oid type (InvalidOid: dropped), int16 length,
+ *	  char byval, char align; per column of the flow: int16 position;
+ *	  padding to MAXALIGN; then per row: int32 sign (1 added, -1 taken
+ *	  back), uint32 length, the MinimalTuple, padding to MAXALIGN.
+ *
+ * Chunks begin at MAXALIGNed offsets of a palloc'd batch, so the tuples
+ * are read in place.  The physical layout travels with the rows: the
+ * worker deforms them as they were written, whatever DDL ran since, and
+ * checks each column's type against its graph's.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
+#include "access/tupdesc_details.h"
+#include "catalog/pg_type.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
 #include "batch_codec.h"
 
-AggInput *
-codec_inputs_create(StreamGraph *graph)
+typedef struct ChunkHeader
 {
-	AggInput   *inputs = palloc0(sizeof(AggInput) * Max(graph->naggs, 1));
+	uint32		len;
+	Oid			relid;
+	int16		natts;
+	int16		nmap;
+	int32		nrows;
+} ChunkHeader;
 
-	for (int i = 0; i < graph->naggs; i++)
+typedef struct ChunkAttribute
+{
+	Oid			typid;
+	int16		len;
+	char		byval;
+	char		align;
+} ChunkAttribute;
+
+typedef struct RowHeader
+{
+	int32		sign;
+	uint32		len;
+} RowHeader;
+
+ChunkLayout *
+codec_layout_create(Relation rel, List *attnos)
+{
+	TupleDesc	reldesc = RelationGetDescr(rel);
+	ChunkLayout *layout = palloc0(sizeof(ChunkLayout));
+	int			n = attnos ? list_length(attnos) : reldesc->natts;
+
+	layout->relid = RelationGetRelid(rel);
+	layout->copy_whole = attnos == NIL;
+	layout->natts = n;
+	layout->attnos = palloc(sizeof(AttrNumber) * Max(n, 1));
+	layout->typids = palloc(sizeof(Oid) * Max(n, 1));
+	layout->lens = palloc(sizeof(int16) * Max(n, 1));
+	layout->byvals = palloc(sizeof(bool) * Max(n, 1));
+	layout->aligns = palloc(sizeof(char) * Max(n, 1));
+	layout->desc = layout->copy_whole ? reldesc : CreateTemplateTupleDesc(Max(n, 1));
+	for (int i = 0; i < n; i++)
 	{
-		inputs[i].values = palloc(sizeof(Datum) * Max(graph->aggs[i].nargs, 1));
-		inputs[i].nulls = palloc(sizeof(bool) * Max(graph->aggs[i].nargs, 1));
-		inputs[i].skip = graph->aggs[i].is_counter;	/* never shipped */
+		AttrNumber	attno = attnos ? (AttrNumber) list_nth_int(attnos, i) : i + 1;
+		Form_pg_attribute attr = TupleDescAttr(reldesc, attno - 1);
+
+		layout->attnos[i] = attno;
+		layout->typids[i] = attr->attisdropped ? InvalidOid : attr->atttypid;
+		layout->lens[i] = attr->attlen;
+		layout->byvals[i] = attr->attbyval;
+		layout->aligns[i] = attr->attalign;
+		if (!layout->copy_whole)
+			TupleDescCopyEntry(layout->desc, i + 1, reldesc, attno);
 	}
-	return inputs;
+	if (layout->copy_whole)
+		layout->desc = CreateTupleDescCopy(reldesc);
+	return layout;
 }
 
-int
-codec_reserve_groups(StringInfo buf)
+bool
+codec_layout_equal(const ChunkLayout *a, const ChunkLayout *b)
 {
-	int32		zero = 0;
-	int			at = buf->len;
+	if (a == b)
+		return true;
+	if (a->relid != b->relid || a->natts != b->natts || a->copy_whole != b->copy_whole)
+		return false;
+	for (int i = 0; i < a->natts; i++)
+		if (a->attnos[i] != b->attnos[i] || a->typids[i] != b->typids[i] ||
+			a->lens[i] != b->lens[i])
+			return false;
+	return true;
+}
 
-	appendBinaryStringInfo(buf, (char *) &zero, sizeof(int32));
-	return at;
+/* A value stored out of line, fetched: the worker reads it later. */
+static Datum
+fetched(Datum value, int16 len)
+{
+	if (len == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(value)))
+		return PointerGetDatum(detoast_external_attr((struct varlena *) DatumGetPointer(value)));
+	return value;
 }
 
 void
-codec_set_groups(StringInfo buf, int at, int32 ngroups)
+codec_append_row(StringInfo rows, const ChunkLayout *layout, TupleTableSlot *slot, int sign)
 {
-	memcpy(buf->data + at, &ngroups, sizeof(int32));
-}
+	MinimalTuple tuple;
+	bool		should_free = false;
+	RowHeader	header;
+	Size		padded;
 
-int32
-codec_read_groups(char **cursor)
-{
-	int32		ngroups;
-
-	memcpy(&ngroups, *cursor, sizeof(int32));
-	*cursor += sizeof(int32);
-	return ngroups;
-}
-
-/* The key in key_slot and a time range: how a group and an input row begin. */
-static void
-write_key_and_times(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi)
-{
-	for (int k = 0; k < graph->nkeys; k++)
+	if (layout->copy_whole)
 	{
-		Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);
-
-		datum_write(buf, graph->key_slot->tts_values[k], graph->key_slot->tts_isnull[k],
-					attr->attbyval, attr->attlen);
-	}
-	appendBinaryStringInfo(buf, (char *) &time_lo, sizeof(int64));
-	appendBinaryStringInfo(buf, (char *) &time_hi, sizeof(int64));
-}
-
-static void
-read_key_and_times(char **cursor, StreamGraph *graph, int64 *time_lo, int64 *time_hi)
-{
-	TupleTableSlot *keys = graph->key_slot;
-
-	ExecClearTuple(keys);
-	for (int k = 0; k < graph->nkeys; k++)
-		keys->tts_values[k] = datum_read(cursor, &keys->tts_isnull[k]);
-	ExecStoreVirtualTuple(keys);
-	memcpy(time_lo, *cursor, sizeof(int64));
-	*cursor += sizeof(int64);
-	memcpy(time_hi, *cursor, sizeof(int64));
-	*cursor += sizeof(int64);
-}
-
-void
-codec_write_group(StringInfo buf, StreamGraph *graph, GroupTable *table, FlowGroup *group)
-{
-	if (graph->nkeys > 0)
-		group_load_key(graph, group);
-	write_key_and_times(buf, graph, group->time_lo, group->time_hi);
-	for (int i = 0; i < graph->naggs; i++)
-	{
-		AggTrans	trans = group_get_trans(group, graph->naggs, i);
-
-		/* "no input yet" is no NULL state: a combine must not see it */
-		appendStringInfoChar(buf, trans.noinit ? 1 : 0);
-		agg_serialize(table->aggcxt, &graph->aggs[i], &trans, buf);
-	}
-}
-
-void
-codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
-				 int64 *time_lo, int64 *time_hi, AggTrans *trans)
-{
-	MemoryContext old = MemoryContextSwitchTo(cxt->memory);
-
-	read_key_and_times(cursor, graph, time_lo, time_hi);
-	for (int i = 0; i < graph->naggs; i++)
-	{
-		bool		isnull;
-		bool		noinit = **cursor != 0;
-
-		*cursor += 1;
-		if (trans == NULL)
+		tuple = ExecFetchSlotMinimalTuple(slot, &should_free);
+		if (tuple->t_infomask & HEAP_HASEXTERNAL)
 		{
-			(void) datum_read(cursor, &isnull);
-			continue;
+			Datum	   *values = palloc(sizeof(Datum) * layout->natts);
+
+			slot_getallattrs(slot);
+			for (int i = 0; i < layout->natts; i++)
+				values[i] = slot->tts_isnull[i] ? (Datum) 0 :
+					fetched(slot->tts_values[i], layout->lens[i]);
+			if (should_free)
+				pfree(tuple);
+			tuple = heap_form_minimal_tuple(layout->desc, values, slot->tts_isnull);
+			should_free = true;
 		}
-		trans[i].value = agg_deserialize(cxt, &graph->aggs[i], cursor, &isnull);
-		trans[i].isnull = isnull;
-		trans[i].noinit = noinit;
 	}
-	MemoryContextSwitchTo(old);
-}
-
-void
-codec_write_input_key(StringInfo buf, StreamGraph *graph, int64 time_lo, int64 time_hi,
-					  int sign)
-{
-	write_key_and_times(buf, graph, time_lo, time_hi);
-	appendStringInfoChar(buf, sign < 0 ? 1 : 0);
-}
-
-void
-codec_write_input_args(StringInfo buf, StreamGraph *graph, int i, bool kept)
-{
-	AggSupport *agg = &graph->aggs[i];
-
-	appendStringInfoChar(buf, kept ? 1 : 0);
-	if (kept)
-		for (int a = 0; a < agg->nargs; a++)
-			datum_write(buf, graph->arg_values[a], graph->arg_nulls[a],
-						agg->argbyvals[a], agg->arglens[a]);
-}
-
-void
-codec_read_input(char **cursor, StreamGraph *graph, AggContext *cxt,
-				 int64 *time_lo, int64 *time_hi, int *sign, AggInput *inputs)
-{
-	MemoryContext old = MemoryContextSwitchTo(cxt->memory);
-
-	read_key_and_times(cursor, graph, time_lo, time_hi);
-	*sign = **cursor != 0 ? -1 : 1;
-	*cursor += 1;
-	for (int i = 0; i < graph->nuser_aggs; i++)
+	else
 	{
-		inputs[i].skip = **cursor == 0;
-		*cursor += 1;
-		if (inputs[i].skip)
-			continue;
-		for (int a = 0; a < graph->aggs[i].nargs; a++)
-			inputs[i].values[a] = datum_read(cursor, &inputs[i].nulls[a]);
+		Datum	   *values = palloc(sizeof(Datum) * Max(layout->natts, 1));
+		bool	   *nulls = palloc(sizeof(bool) * Max(layout->natts, 1));
+
+		for (int i = 0; i < layout->natts; i++)
+		{
+			values[i] = slot_getattr(slot, layout->attnos[i], &nulls[i]);
+			if (!nulls[i])
+				values[i] = fetched(values[i], layout->lens[i]);
+		}
+		tuple = heap_form_minimal_tuple(layout->desc, values, nulls);
+		should_free = true;
 	}
-	MemoryContextSwitchTo(old);
+	header.sign = sign;
+	header.len = tuple->t_len;
+	padded = MAXALIGN(tuple->t_len);
+	enlargeStringInfo(rows, sizeof(RowHeader) + padded);
+	memcpy(rows->data + rows->len, &header, sizeof(RowHeader));
+	memcpy(rows->data + rows->len + sizeof(RowHeader), tuple, tuple->t_len);
+	memset(rows->data + rows->len + sizeof(RowHeader) + tuple->t_len, 0,
+		   padded - tuple->t_len);
+	rows->len += sizeof(RowHeader) + padded;
+	if (should_free)
+		pfree(tuple);
 }
 
 void
-codec_write_row(StringInfo buf, StreamGraph *graph, Datum *values, bool *nulls)
+codec_append_chunk(StringInfo batch, const ChunkLayout *layout, const int16 *map, int nmap,
+				   int32 nrows, const char *rows, Size rows_len)
 {
-	for (int o = 0; o < graph->noutputs; o++)
-		datum_write(buf, values[o], nulls[o], graph->output_byvals[o], graph->output_lens[o]);
+	ChunkHeader header;
+	Size		head_len = MAXALIGN(sizeof(ChunkHeader) + sizeof(ChunkAttribute) * layout->natts +
+									sizeof(int16) * nmap);
+	int			start;
+
+	StaticAssertStmt(sizeof(RowHeader) == MAXALIGN(sizeof(RowHeader)),
+					 "rows must stay aligned");
+	Assert(batch->len == MAXALIGN(batch->len));
+	header.len = head_len + rows_len;
+	header.relid = layout->relid;
+	header.natts = layout->natts;
+	header.nmap = nmap;
+	header.nrows = nrows;
+	enlargeStringInfo(batch, header.len);
+	start = batch->len;
+	memset(batch->data + start, 0, head_len);
+	memcpy(batch->data + start, &header, sizeof(ChunkHeader));
+	for (int i = 0; i < layout->natts; i++)
+	{
+		ChunkAttribute attr;
+
+		attr.typid = layout->typids[i];
+		attr.len = layout->lens[i];
+		attr.byval = layout->byvals[i];
+		attr.align = layout->aligns[i];
+		memcpy(batch->data + start + sizeof(ChunkHeader) + sizeof(ChunkAttribute) * i,
+			   &attr, sizeof(ChunkAttribute));
+	}
+	memcpy(batch->data + start + sizeof(ChunkHeader) + sizeof(ChunkAttribute) * layout->natts,
+		   map, sizeof(int16) * nmap);
+	memcpy(batch->data + start + head_len, rows, rows_len);
+	batch->len += header.len;
+	batch->data[batch->len] = '\0';
 }
 
 void
-codec_read_row(char **cursor, StreamGraph *graph, Datum *values, bool *nulls)
+codec_reader_init(ChunkReader *reader, char *data, Size len, MemoryContext memory)
 {
-	for (int o = 0; o < graph->noutputs; o++)
-		values[o] = datum_read(cursor, &nulls[o]);
+	memset(reader, 0, sizeof(ChunkReader));
+	reader->next = data;
+	reader->end = data + len;
+	reader->memory = memory;
+}
+
+/* A descriptor of the chunk's attributes: what deforming its rows needs. */
+static TupleDesc
+chunk_desc(const ChunkAttribute *attrs, int natts)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(Max(natts, 1));
+
+	for (int i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		memset(att, 0, ATTRIBUTE_FIXED_PART_SIZE);
+		att->attnum = i + 1;
+		att->atttypid = attrs[i].typid;
+		att->atttypmod = -1;
+		att->attlen = attrs[i].len;
+		att->attbyval = attrs[i].byval;
+		att->attalign = attrs[i].align;
+		att->attstorage = attrs[i].len == -1 ? TYPSTORAGE_EXTENDED : TYPSTORAGE_PLAIN;
+		att->attisdropped = !OidIsValid(attrs[i].typid);
+		att->attcacheoff = -1;
+		att->attislocal = true;
+	}
+	return desc;
+}
+
+bool
+codec_next_chunk(ChunkReader *reader)
+{
+	ChunkHeader header;
+	const ChunkAttribute *attrs;
+	Size		head_len;
+	Size		layout_len;
+
+	if (reader->next >= reader->end)
+		return false;
+	memcpy(&header, reader->next, sizeof(ChunkHeader));
+	attrs = (const ChunkAttribute *) (reader->next + sizeof(ChunkHeader));
+	layout_len = sizeof(ChunkAttribute) * header.natts;
+	head_len = MAXALIGN(sizeof(ChunkHeader) + layout_len + sizeof(int16) * header.nmap);
+	if (header.len < head_len || reader->next + header.len > reader->end)
+		elog(ERROR, "flowpg: a queued batch is damaged");
+
+	/* the last chunk's descriptor serves while the layout is the same */
+	if (reader->slot == NULL || reader->layout_len != layout_len ||
+		memcmp(reader->layout_bytes, attrs, layout_len) != 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(reader->memory);
+
+		if (reader->slot)
+			ExecDropSingleTupleTableSlot(reader->slot);
+		reader->desc = chunk_desc(attrs, header.natts);
+		reader->slot = MakeSingleTupleTableSlot(reader->desc, &TTSOpsMinimalTuple);
+		reader->layout_bytes = palloc(Max(layout_len, 1));
+		memcpy(reader->layout_bytes, attrs, layout_len);
+		reader->layout_len = layout_len;
+		MemoryContextSwitchTo(old);
+	}
+	reader->relid = header.relid;
+	reader->nmap = header.nmap;
+	reader->map = (const int16 *) ((char *) attrs + layout_len);
+	reader->nrows = header.nrows;
+	reader->row = 0;
+	reader->cursor = reader->next + head_len;
+	reader->next += header.len;
+	return true;
+}
+
+/* The type of a column of the current chunk (InvalidOid: dropped). */
+Oid
+codec_column_type(ChunkReader *reader, int column)
+{
+	return TupleDescAttr(reader->desc, column)->atttypid;
+}
+
+TupleTableSlot *
+codec_next_row(ChunkReader *reader, int *sign)
+{
+	RowHeader	header;
+	MinimalTuple tuple;
+
+	if (reader->row >= reader->nrows)
+		return NULL;
+	memcpy(&header, reader->cursor, sizeof(RowHeader));
+	tuple = (MinimalTuple) (reader->cursor + sizeof(RowHeader));
+	reader->cursor += sizeof(RowHeader) + MAXALIGN(header.len);
+	reader->row++;
+	*sign = header.sign;
+	ExecStoreMinimalTuple(tuple, reader->slot, false);
+	return reader->slot;
+}
+
+void
+codec_reader_end(ChunkReader *reader)
+{
+	if (reader->slot)
+		ExecDropSingleTupleTableSlot(reader->slot);
+	reader->slot = NULL;
 }

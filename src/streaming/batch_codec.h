@@ -2,74 +2,83 @@
  *
  * batch_codec.h
  *	  The format of a queued batch, written by writers and read by
- *	  workers: per group its key, the time range of its rows and its
- *	  partial transition values, then rows as aggregate inputs (key, time
- *	  and arguments); or, for flows without aggregates, sink rows.
+ *	  workers: chunks of source rows, each with the physical layout of its
+ *	  rows and where the flow's columns are in them.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef FLOWPG_BATCH_CODEC_H
 #define FLOWPG_BATCH_CODEC_H
 
+#include "access/htup_details.h"
+#include "access/tupdesc.h"
+#include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 
-#include "operator.h"
-
 /*
- * One aggregate's input of a shipped row: whether its FILTER kept the row,
- * and its arguments.
+ * The columns a writer copies of a table's rows: the table's own attribute
+ * numbers (whole rows when copy_whole), with what a reader needs to deform
+ * them.
  */
-typedef struct AggInput
+typedef struct ChunkLayout
 {
-	bool		skip;
-	Datum	   *values;
-	bool	   *nulls;
-} AggInput;
+	Oid			relid;			/* the table whose trigger captured the rows */
+	bool		copy_whole;		/* rows as stored: every attribute, in order */
+	int16		natts;
+	AttrNumber *attnos;
+	Oid		   *typids;			/* InvalidOid: a dropped attribute */
+	int16	   *lens;
+	bool	   *byvals;
+	char	   *aligns;
+	TupleDesc	desc;			/* the writer's, to form projected rows */
+} ChunkLayout;
 
-/* Room for a row's inputs, in the current memory context. */
-extern AggInput *codec_inputs_create(StreamGraph *graph);
+/* The layout of the given attributes of a table (all of them: NULL). */
+extern ChunkLayout *codec_layout_create(Relation rel, List *attnos);
+extern bool codec_layout_equal(const ChunkLayout *a, const ChunkLayout *b);
 
-/*
- * An aggregate batch starts with the number of its groups; the entries
- * after them are input rows.  reserve returns where the number goes.
- */
-extern int	codec_reserve_groups(StringInfo buf);
-extern void codec_set_groups(StringInfo buf, int at, int32 ngroups);
-extern int32 codec_read_groups(char **cursor);
-
-/* A group of a writer's partial (its key in group->key). */
-extern void codec_write_group(StringInfo buf, StreamGraph *graph, GroupTable *table,
-							  FlowGroup *group);
-
-/*
- * The next group: key into graph->key_slot, the partials deserialized in
- * cxt's memory into trans (noinit: the group had no input for it) -- or
- * skipped when trans is NULL.
- */
-extern void codec_read_group(char **cursor, StreamGraph *graph, AggContext *cxt,
-							 int64 *time_lo, int64 *time_hi, AggTrans *trans);
+/* Appends one row (sign 1: added, -1: taken back) in the layout to rows. */
+extern void codec_append_row(StringInfo rows, const ChunkLayout *layout,
+							 TupleTableSlot *slot, int sign);
 
 /*
- * A row as aggregate inputs: its key (in key_slot, after graph_eval_row),
- * time range and sign (1 added, -1 taken back), then for each aggregate i
- * in turn whether its FILTER kept the row and, if so, its arguments (in
- * arg_values/arg_nulls, after graph_eval_agg_args).  Called in the row's memory (the graph's per-tuple
- * memory), where detoasted copies of the values go; the buffer grows in
- * its own.
+ * Appends a chunk to a flow's batch: the layout, the flow's columns in it
+ * (map: the position in the layout of each of the flow's columns), then
+ * the rows appended by codec_append_row.
  */
-extern void codec_write_input_key(StringInfo buf, StreamGraph *graph, int64 time_lo,
-								  int64 time_hi, int sign);
-extern void codec_write_input_args(StringInfo buf, StreamGraph *graph, int i, bool kept);
+extern void codec_append_chunk(StringInfo batch, const ChunkLayout *layout,
+							   const int16 *map, int nmap, int32 nrows,
+							   const char *rows, Size rows_len);
 
-/*
- * The next input row: key into graph->key_slot, inputs in cxt's memory;
- * sign 1 for a row added, -1 for a row taken back (an old row).
- */
-extern void codec_read_input(char **cursor, StreamGraph *graph, AggContext *cxt,
-							 int64 *time_lo, int64 *time_hi, int *sign, AggInput *inputs);
+/* Reading a batch, chunk by chunk, row by row. */
+typedef struct ChunkReader
+{
+	char	   *next;			/* the next chunk */
+	char	   *end;
+	/* the current chunk */
+	Oid			relid;
+	TupleDesc	desc;			/* deforms its rows */
+	const Oid  *typids;
+	int16		nmap;
+	const int16 *map;
+	int32		nrows;
+	int32		row;
+	char	   *cursor;
+	TupleTableSlot *slot;		/* the current row */
+	char	   *layout_bytes;	/* the layout desc and slot were made for */
+	Size		layout_len;
+	MemoryContext memory;		/* where descriptors are made */
+} ChunkReader;
 
-/* A sink row of a flow without aggregates. */
-extern void codec_write_row(StringInfo buf, StreamGraph *graph, Datum *values, bool *nulls);
-extern void codec_read_row(char **cursor, StreamGraph *graph, Datum *values, bool *nulls);
+extern void codec_reader_init(ChunkReader *reader, char *data, Size len,
+							  MemoryContext memory);
+extern bool codec_next_chunk(ChunkReader *reader);
+
+/* The type of a column of the current chunk (InvalidOid: dropped). */
+extern Oid codec_column_type(ChunkReader *reader, int column);
+
+/* The chunk's next row in reader->slot (NULL after the last), and its sign. */
+extern TupleTableSlot *codec_next_row(ChunkReader *reader, int *sign);
+extern void codec_reader_end(ChunkReader *reader);
 
 #endif							/* FLOWPG_BATCH_CODEC_H */

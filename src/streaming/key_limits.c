@@ -5,10 +5,11 @@
  *	  state (a key of at most 64kB, group_store.c) and a row of its sink's
  *	  unique index (BTMaxItemSize).
  *
- * A writer checks the keys of the rows it adds (not of those it takes
- * back: deleting such a row is how it goes), so that a row too large for
- * the flow fails that writer's statement, naming the flow, instead of
- * failing the flow for good when it stores or writes the group.
+ * The worker checks the keys of a batch's rows before it changes the
+ * state: such a row sends its batch to the recompute, where the flow fails
+ * naming the cause until the row is gone (deleting it is how it goes: the
+ * row taken back goes to the recompute as well), instead of failing every
+ * round at the merge or the sink write.
  *
  *-------------------------------------------------------------------------
  */

@@ -793,6 +793,33 @@ graph_eval_agg_args(StreamGraph *graph, int i)
 	return true;
 }
 
+AggInput *
+graph_inputs_create(StreamGraph *graph)
+{
+	AggInput   *inputs = palloc0(sizeof(AggInput) * Max(graph->naggs, 1));
+
+	for (int i = 0; i < graph->naggs; i++)
+	{
+		inputs[i].values = palloc(sizeof(Datum) * Max(graph->aggs[i].nargs, 1));
+		inputs[i].nulls = palloc(sizeof(bool) * Max(graph->aggs[i].nargs, 1));
+		inputs[i].skip = graph->aggs[i].is_counter; /* fed by its aggregate's */
+	}
+	return inputs;
+}
+
+void
+graph_eval_inputs(StreamGraph *graph, AggInput *inputs)
+{
+	for (int i = 0; i < graph->nuser_aggs; i++)
+	{
+		inputs[i].skip = !graph_eval_agg_args(graph, i);
+		if (inputs[i].skip)
+			continue;
+		memcpy(inputs[i].values, graph->arg_values, sizeof(Datum) * graph->aggs[i].nargs);
+		memcpy(inputs[i].nulls, graph->arg_nulls, sizeof(bool) * graph->aggs[i].nargs);
+	}
+}
+
 /* One more input in a hidden count of a group (by-value: no memory). */
 static inline void
 group_count_input(StreamGraph *graph, FlowGroup *group, int counter)

@@ -215,6 +215,25 @@ extern bool graph_finalize_output(StreamGraph *graph, AggContext *cxt, AggTrans 
  */
 extern void graph_key_outputs(StreamGraph *graph, Datum *values, bool *nulls);
 
+/*
+ * One aggregate's input of a row taken back: whether its FILTER kept the
+ * row, and its arguments.
+ */
+typedef struct AggInput
+{
+	bool		skip;
+	Datum	   *values;
+	bool	   *nulls;
+} AggInput;
+
+extern AggInput *graph_inputs_create(StreamGraph *graph);
+
+/*
+ * A row's inputs of every aggregate, evaluated after graph_eval_row (in
+ * the row's memory).
+ */
+extern void graph_eval_inputs(StreamGraph *graph, AggInput *inputs);
+
 extern GroupTable *group_table_create(StreamGraph *graph, MemoryContext parent);
 extern void group_table_free(GroupTable *table);
 

@@ -27,10 +27,13 @@
 
 #include "access/transam.h"
 #include "storage/procarray.h"
+#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "batch_codec.h"
+#include "planner.h"
+#include "subxact.h"
 #include "dirty_log.h"
 #include "stream_flow.h"
 #include "window.h"
@@ -71,114 +74,353 @@ fall_back(StreamFlow *flow, bool whole, int64 lo, int64 hi)
 }
 
 /*
- * The batch's groups (combined into the state), then its input rows
- * (through the transition functions): each where the state can take it.
+ * One group or one taken-back row of a batch -- its key in key_slot, its
+ * partial states in flow->partials (a group) or its inputs in
+ * flow->inputs (a row) -- merged into the state where the state can take
+ * it exactly, else its windows noted for the recompute.
+ */
+static void
+apply_one(StreamFlow *flow, PendingBatch *pb, bool replay, bool is_row, int sign,
+		  int64 time_lo, int64 time_hi)
+{
+	StreamGraph *graph = flow->graph;
+	FlowShared *sh = flow->sh;
+	TupleTableSlot *keys = graph->key_slot;
+	bool		wnull = true;
+	int64		w = 0;
+	bool		counted;
+	bool		expired;
+	StoredGroup *merged;
+
+	if (flow->store)
+		store_reset_local(flow->store);
+	if (graph->window_key >= 0 && !keys->tts_isnull[graph->window_key])
+	{
+		wnull = false;
+		w = window_datum_to_ordinal(TupleDescAttr(graph->key_desc, graph->window_key)->atttypid,
+									keys->tts_values[graph->window_key]);
+	}
+
+	/*
+	 * With expire_after a NULL window is never maintained (as in the
+	 * batching engine); below a memory watermark the state has no
+	 * NULL-window group either, so those changes are recomputed.
+	 */
+	counted = stream_state_in_skips(pb->skips, wnull, w);
+	expired = sh->has_expiry && (wnull || w < sh->expiry_window);
+	if (counted || expired || flow->store == NULL ||
+		(sh->has_watermark && (wnull || w < sh->watermark_window)))
+	{
+		if (replay)
+			return;				/* dealt with when the batch was applied */
+		if (counted)
+		{
+			/* already in the state: make sure the sink gets it */
+			StoredGroup *group = flow->store ? store_lookup(flow->store, false) : NULL;
+
+			if (group)
+				store_mark_changed(flow->store, group);
+
+			/*
+			 * A row taken back from a group the refill did not find: the
+			 * group may be gone from the source while the sink still holds
+			 * it (a refill only upserts what it read).
+			 */
+			else if (is_row && sign < 0)
+				fall_back(flow, wnull, time_lo, time_hi);
+		}
+		else if (!expired)
+			fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */
+		return;
+	}
+	if (!replay && sign < 0 && flow->regroup_retractions)
+	{
+		(void) stream_state_mark_stale(flow, time_lo, time_hi);
+		flow->has_stale = true;
+		return;
+	}
+	if (replay)
+	{
+		/* a replay goes only into the groups just recomputed */
+		StoredGroup *group = store_lookup(flow->store, false);
+
+		if (group == NULL || !(group->flags & STORED_REGROUP))
+			return;
+	}
+	merged = stream_state_merge_group(flow, time_lo, time_hi,
+									  is_row ? NULL : flow->partials,
+									  is_row ? flow->inputs : NULL, sign, false);
+
+	/*
+	 * A retraction the state could not take (the maximum deleted): the
+	 * group is recomputed after the batches (regroup_stale), and not
+	 * written before.
+	 */
+	if (merged->flags & STORED_STALE)
+		flow->has_stale = true;
+}
+
+/*
+ * Where the flow's columns are in a chunk, as attribute numbers of its
+ * rows; false when the chunk does not have them as the flow reads them
+ * (the flow changed since the rows were copied).
+ */
+static bool
+chunk_columns(StreamGraph *graph, ChunkReader *reader, AttrNumber *map)
+{
+	if (reader->nmap != graph->ncols)
+		return false;
+	for (int c = 0; c < graph->ncols; c++)
+	{
+		if (reader->map[c] < 0 || reader->map[c] >= reader->desc->natts ||
+			codec_column_type(reader, reader->map[c]) !=
+			TupleDescAttr(graph->row_desc, c)->atttypid)
+			return false;
+		map[c] = reader->map[c] + 1;
+	}
+	return true;
+}
+
+/*
+ * The time range of a batch's rows, read from their time column without
+ * evaluating anything; false when some have no time (or the columns do
+ * not match).
+ */
+static bool
+batch_time_range(StreamFlow *flow, PendingBatch *pb, int64 *lo, int64 *hi)
+{
+	StreamGraph *graph = flow->graph;
+	AttrNumber *map = palloc(sizeof(AttrNumber) * Max(graph->ncols, 1));
+	ChunkReader reader;
+	TupleTableSlot *slot;
+	int			sign;
+	bool		timed = graph->time_col >= 0;
+
+	codec_reader_init(&reader, pb->batch->data, pb->batch->len, CurrentMemoryContext);
+	while (timed && codec_next_chunk(&reader))
+	{
+		if (!chunk_columns(graph, &reader, map))
+			timed = false;
+		while (timed && (slot = codec_next_row(&reader, &sign)) != NULL)
+		{
+			bool		isnull;
+			Datum		value = slot_getattr(slot, map[graph->time_col], &isnull);
+			int64		t;
+
+			if (isnull)
+			{
+				timed = false;
+				break;
+			}
+			t = window_datum_to_ordinal(graph->time_type, value);
+			*lo = Min(*lo, t);
+			*hi = Max(*hi, t);
+		}
+	}
+	codec_reader_end(&reader);
+	return timed;
+}
+
+/* The batch goes to the recompute: the windows of its rows. */
+static void
+batch_fall_back(StreamFlow *flow, PendingBatch *pb)
+{
+	int64		lo = PG_INT64_MAX;
+	int64		hi = PG_INT64_MIN;
+
+	if (batch_time_range(flow, pb, &lo, &hi))
+		fall_back(flow, false, lo, hi);
+	else
+		fall_back(flow, true, 0, 0);
+}
+
+/*
+ * The rows of a batch through the flow's graph, as its owner: added rows
+ * into the group table added (each group's transitions run here, once per
+ * row); taken-back rows evaluated (key, time, inputs), copied into the
+ * list taken_back for the inverse transitions.  columns_match false when
+ * the batch's columns are not the flow's.
+ */
+typedef struct TakenBack
+{
+	int64		time_lo;
+	int64		time_hi;
+	Datum	   *keys;
+	bool	   *key_nulls;
+	AggInput   *inputs;
+} TakenBack;
+
+typedef struct BatchRows
+{
+	StreamFlow *flow;
+	PendingBatch *pb;
+	MemoryContext memory;		/* added, taken_back */
+	GroupTable *added;
+	List	   *taken_back;
+	bool		columns_match;
+} BatchRows;
+
+/* A copy of the evaluated row taken back, in the batch's memory. */
+static TakenBack *
+copy_taken_back(StreamGraph *graph, AggInput *inputs, int64 lo, int64 hi, MemoryContext memory)
+{
+	MemoryContext old = MemoryContextSwitchTo(memory);
+	TakenBack  *tb = palloc(sizeof(TakenBack));
+	TupleTableSlot *keys = graph->key_slot;
+
+	tb->time_lo = lo;
+	tb->time_hi = hi;
+	tb->keys = palloc(sizeof(Datum) * Max(graph->nkeys, 1));
+	tb->key_nulls = palloc(sizeof(bool) * Max(graph->nkeys, 1));
+	for (int k = 0; k < graph->nkeys; k++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(graph->key_desc, k);
+
+		tb->key_nulls[k] = keys->tts_isnull[k];
+		tb->keys[k] = keys->tts_isnull[k] ? (Datum) 0 :
+			datumCopy(keys->tts_values[k], attr->attbyval, attr->attlen);
+	}
+	tb->inputs = graph_inputs_create(graph);
+	for (int i = 0; i < graph->nuser_aggs; i++)
+	{
+		AggSupport *agg = &graph->aggs[i];
+
+		tb->inputs[i].skip = inputs[i].skip;
+		for (int a = 0; a < agg->nargs && !inputs[i].skip; a++)
+		{
+			tb->inputs[i].nulls[a] = inputs[i].nulls[a];
+			tb->inputs[i].values[a] = inputs[i].nulls[a] ? (Datum) 0 :
+				datumCopy(inputs[i].values[a], agg->argbyvals[a], agg->arglens[a]);
+		}
+	}
+	MemoryContextSwitchTo(old);
+	return tb;
+}
+
+static void
+run_batch_rows(void *arg)
+{
+	BatchRows  *br = arg;
+	StreamGraph *graph = br->flow->graph;
+	AttrNumber *map = palloc(sizeof(AttrNumber) * Max(graph->ncols, 1));
+	ChunkReader reader;
+	TupleTableSlot *slot;
+	int			sign;
+
+	br->columns_match = true;
+	codec_reader_init(&reader, br->pb->batch->data, br->pb->batch->len, CurrentMemoryContext);
+	while (codec_next_chunk(&reader))
+	{
+		if (!chunk_columns(graph, &reader, map))
+		{
+			br->columns_match = false;
+			break;
+		}
+		while ((slot = codec_next_row(&reader, &sign)) != NULL)
+		{
+			int64		lo;
+			int64		hi;
+
+			graph_load_row(graph, slot, map);
+
+			/*
+			 * A key the state or the sink could not keep fails here, not
+			 * in the merge (such a row taken back was never in them).
+			 */
+			graph->refuse_large_keys = true;
+			if (sign > 0)
+				(void) graph_accumulate_row(graph, br->added);
+			else if (graph_eval_row(graph, &lo, &hi))
+			{
+				graph_eval_inputs(graph, br->flow->inputs);
+				br->taken_back = lappend(br->taken_back,
+										 copy_taken_back(graph, br->flow->inputs, lo, hi,
+														 br->memory));
+			}
+		}
+	}
+	codec_reader_end(&reader);
+}
+
+/*
+ * A batch of an aggregate flow: its added rows aggregated into groups of
+ * their own, each group then combined into the state once; then its
+ * taken-back rows, after every added one (a row trigger's UPDATE of a row
+ * its INSERT added in the same transaction), so that each inverse removes
+ * a row the state has.  The flow's expressions run before the state is
+ * touched: an error of the flow's own making (an aggregate argument
+ * divides by zero) sends the batch's windows to the recompute, which meets
+ * it and records it.
  */
 static void
 apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb, bool replay)
 {
 	StreamGraph *graph = flow->graph;
-	FlowShared *sh = flow->sh;
-	char	   *cursor = pb->batch->data;
-	int32		ngroups = codec_read_groups(&cursor);
+	MemoryContext memory = AllocSetContextCreate(flow->round_memory, "flowpg batch rows",
+												 ALLOCSET_DEFAULT_SIZES);
+	BatchRows	br = {flow, pb, memory, NULL, NIL, true};
+	GroupIterator iter = {0};
+	FlowGroup  *group;
+	ErrorData  *edata;
+	ListCell   *lc;
 
-	for (int g = 0; g < pb->batch->count; g++)
+	br.added = group_table_create(graph, memory);
+	edata = subxact_run(run_batch_rows, &br);
+	graph->refuse_large_keys = false;
+	graph->key_too_large = false;
+	if (edata != NULL || !br.columns_match)
 	{
-		TupleTableSlot *keys = graph->key_slot;
-		bool		is_row = g >= ngroups;
-		int64		time_lo;
-		int64		time_hi;
-		bool		wnull = true;
-		int64		w = 0;
-		bool		counted;
-		bool		expired;
-		int			sign = 1;
-		StoredGroup *merged;
-
-		if (flow->store)
-			store_reset_local(flow->store);
+		if (edata)
+			FreeErrorData(edata);
+		MemoryContextDelete(memory);
+		if (!replay)
+			batch_fall_back(flow, pb);
+		return;
+	}
+	while ((group = group_table_next(br.added, &iter)) != NULL)
+	{
 		ResetExprContext(graph->econtext);
 		MemoryContextReset(flow->batch_memory);
-		if (is_row)
-			codec_read_input(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi, &sign,
-							 flow->inputs);
-		else
-			codec_read_group(&cursor, graph, flow->batch_cxt, &time_lo, &time_hi,
-							 flow->partials);
-		if (graph->window_key >= 0 && !keys->tts_isnull[graph->window_key])
-		{
-			wnull = false;
-			w = window_datum_to_ordinal(TupleDescAttr(graph->key_desc, graph->window_key)->atttypid,
-										keys->tts_values[graph->window_key]);
-		}
-
-		/*
-		 * With expire_after a NULL window is never maintained (as in the
-		 * batching engine); below a memory watermark the state has no
-		 * NULL-window group either, so those changes are recomputed.
-		 */
-		counted = stream_state_in_skips(pb->skips, wnull, w);
-		expired = sh->has_expiry && (wnull || w < sh->expiry_window);
-		if (counted || expired || flow->store == NULL ||
-			(sh->has_watermark && (wnull || w < sh->watermark_window)))
-		{
-			if (replay)
-				continue;		/* dealt with when the batch was applied */
-			if (counted)
-			{
-				/* already in the state: make sure the sink gets it */
-				StoredGroup *group = flow->store ? store_lookup(flow->store, false) : NULL;
-
-				if (group)
-					store_mark_changed(flow->store, group);
-
-				/*
-				 * A row taken back from a group the refill did not find:
-				 * the group may be gone from the source while the sink
-				 * still holds it (a refill only upserts what it read).
-				 */
-				else if (is_row && sign < 0)
-					fall_back(flow, wnull, time_lo, time_hi);
-			}
-			else if (!expired)
-				fall_back(flow, wnull, time_lo, time_hi);	/* its windows, recomputed */
-			continue;
-		}
-		if (!replay && sign < 0 && flow->regroup_retractions)
-		{
-			(void) stream_state_mark_stale(flow, time_lo, time_hi);
-			flow->has_stale = true;
-			continue;
-		}
-		if (replay)
-		{
-			/* a replay goes only into the groups just recomputed */
-			StoredGroup *group = store_lookup(flow->store, false);
-
-			if (group == NULL || !(group->flags & STORED_REGROUP))
-				continue;
-		}
-		merged = stream_state_merge_group(flow, time_lo, time_hi,
-										  is_row ? NULL : flow->partials,
-										  is_row ? flow->inputs : NULL, sign, false);
-
-		/*
-		 * A retraction the state could not take (the maximum deleted): the
-		 * group is recomputed after the batches (regroup_stale), and not
-		 * written before.
-		 */
-		if (merged->flags & STORED_STALE)
-			flow->has_stale = true;
+		if (graph->nkeys > 0)
+			group_load_key(graph, group);
+		for (int i = 0; i < graph->naggs; i++)
+			flow->partials[i] = group_get_trans(group, graph->naggs, i);
+		apply_one(flow, pb, replay, false, 1, group->time_lo, group->time_hi);
 	}
+	foreach(lc, br.taken_back)
+	{
+		TakenBack  *tb = lfirst(lc);
+		TupleTableSlot *keys = graph->key_slot;
+
+		MemoryContextReset(flow->batch_memory);
+		ExecClearTuple(keys);
+		memcpy(keys->tts_values, tb->keys, sizeof(Datum) * graph->nkeys);
+		memcpy(keys->tts_isnull, tb->key_nulls, sizeof(bool) * graph->nkeys);
+		ExecStoreVirtualTuple(keys);
+		for (int i = 0; i < graph->nuser_aggs; i++)
+		{
+			int			nargs = graph->aggs[i].nargs;
+
+			flow->inputs[i].skip = tb->inputs[i].skip;
+			memcpy(flow->inputs[i].values, tb->inputs[i].values, sizeof(Datum) * nargs);
+			memcpy(flow->inputs[i].nulls, tb->inputs[i].nulls, sizeof(bool) * nargs);
+		}
+		apply_one(flow, pb, replay, true, -1, tb->time_lo, tb->time_hi);
+	}
+	MemoryContextDelete(memory);
 }
 
+/* A batch of a flow without aggregates: its rows projected for the sink. */
 static void
 apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 {
 	StreamGraph *graph = flow->graph;
-	char	   *cursor = pb->batch->data;
 	Datum	   *values = palloc(sizeof(Datum) * Max(graph->noutputs, 1));
 	bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
+	AttrNumber *map = palloc(sizeof(AttrNumber) * Max(graph->ncols, 1));
+	ChunkReader reader;
+	TupleTableSlot *slot;
+	int			sign;
 	MemoryContext old;
 
 	if (stream_state_in_skips(pb->skips, true, 0))
@@ -186,12 +428,26 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 	old = MemoryContextSwitchTo(flow->flush_memory);
 	if (flow->append_rows == NULL)
 		flow->append_rows = sink_rows_create(graph->noutputs);
-	for (int r = 0; r < pb->batch->count; r++)
-	{
-		codec_read_row(&cursor, graph, values, nulls);
-		sink_rows_add(flow->append_rows, graph->plan, values, nulls);
-	}
 	MemoryContextSwitchTo(old);
+	codec_reader_init(&reader, pb->batch->data, pb->batch->len, CurrentMemoryContext);
+	while (codec_next_chunk(&reader))
+	{
+		if (!chunk_columns(graph, &reader, map))
+		{
+			fall_back(flow, true, 0, 0);
+			break;
+		}
+		while ((slot = codec_next_row(&reader, &sign)) != NULL)
+		{
+			graph_load_row(graph, slot, map);
+			if (!graph_project_row(graph, values, nulls))
+				continue;
+			old = MemoryContextSwitchTo(flow->flush_memory);
+			sink_rows_add(flow->append_rows, graph->plan, values, nulls);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	codec_reader_end(&reader);
 }
 
 /*
@@ -245,6 +501,9 @@ stream_apply_pending(StreamFlow *flow)
 	FlowShared *sh = flow->sh;
 	ListCell   *lc;
 
+	bool		rights_checked = false;
+	bool		row_security = false;
+
 	flow->fallback_whole = false;
 	flow->fallback_lo = PG_INT64_MAX;
 	flow->fallback_hi = PG_INT64_MIN;
@@ -269,12 +528,28 @@ stream_apply_pending(StreamFlow *flow)
 		if (!aggregate && !flow->writing && !stream_state_in_skips(pb->skips, true, 0))
 			continue;
 		pb->done = true;
+
+		/*
+		 * The rows are the writers' and the owner's rights are not checked
+		 * there: what the owner may not read never reaches the sink (a
+		 * lost privilege fails the round, as it fails a batching run), and
+		 * rows row-level security may hide from the owner go to the
+		 * recompute, which applies the policies.
+		 */
+		if (!rights_checked)
+		{
+			flow_plan_check_rights(flow->graph->plan);
+			row_security = flow_plan_uses_row_security(flow->graph->plan);
+			rights_checked = true;
+		}
 		if (pb->batch->version != flow->version)
 		{
 			/* computed by an older definition and not refilled: recompute */
 			if (!stream_state_in_skips(pb->skips, true, 0))
 				flow->fallback_whole = true;
 		}
+		else if (row_security)
+			batch_fall_back(flow, pb);
 		else if (aggregate)
 		{
 			apply_aggregate_batch(flow, pb, false);

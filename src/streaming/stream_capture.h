@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * stream_capture.h
- *	  The writer's side of streaming flows: rows of a statement go through
- *	  the flow's operator graph into per-(sub)transaction partial results,
- *	  which are queued for the worker when the transaction commits.
+ *	  The writer's side of streaming flows: the rows of each statement are
+ *	  copied once for all streaming flows of the table, per
+ *	  (sub)transaction, and queued for the workers when the transaction
+ *	  commits.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,18 +16,27 @@
 
 #include "catalog.h"
 
+/* A streaming flow of the table a statement's rows may go to. */
+typedef struct StreamTaker
+{
+	int64		flow_id;
+	uint32		version;
+	bool		taken;			/* out: it took the rows */
+} StreamTaker;
+
 /*
- * Feeds a statement's rows to a streaming flow: new_rows (inserted, or an
- * UPDATE's new versions) added, old_rows (an UPDATE's or DELETE's) taken
- * back; either may be NULL.  False when the flow cannot take old rows back
- * (plan->retract_refusal): nothing was done, and the caller logs the
- * changed windows dirty instead.
+ * Copies a statement's rows for the flows of takers: new_rows (inserted,
+ * or an UPDATE's new versions) added, old_rows (an UPDATE's or DELETE's)
+ * taken back; either may be NULL.  A flow that does not take them (it
+ * cannot take rows back, the statement or the transaction is too big for
+ * the queue, its worker is behind, ...) keeps taken false: the caller logs
+ * the changed windows dirty instead.
  */
-extern bool stream_capture_statement(int64 flow_id, uint32 version, Relation rel,
+extern void stream_capture_statement(Relation rel, StreamTaker *takers, int ntakers,
 									 Tuplestorestate *new_rows, Tuplestorestate *old_rows);
 
 /* The same for one row (row-level capture of replica sessions). */
-extern bool stream_capture_row(int64 flow_id, uint32 version, Relation rel,
+extern void stream_capture_row(Relation rel, StreamTaker *takers, int ntakers,
 							   TupleTableSlot *new_row, TupleTableSlot *old_row);
 
 /* Has the current transaction changed a source of the flow? */

@@ -154,7 +154,7 @@ stream_state_open(StreamFlow *flow)
 			flow->probe = flow_plan_window_probe(graph->plan);
 		flow->trans = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
 		flow->partials = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
-		flow->inputs = codec_inputs_create(graph);
+		flow->inputs = graph_inputs_create(graph);
 		flow->graph = graph;	/* last: an error above leaves no half-open flow */
 		MemoryContextSwitchTo(old);
 	}

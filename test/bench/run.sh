@@ -52,8 +52,9 @@
 # SKIP_EXTRA=1 (no incremental refresh and freshness) in the environment;
 # SKIP_CHANGES=1 (no update- and delete-heavy loads), ONLY_CHANGES=1 (only those);
 # BENCH_CONF='setting = value' adds a line to the server's configuration
-# (say flowpg.streaming_ship = groups, to compare the ways a writer ships).
+# (say flowpg.flush_interval = '50ms').
 set -euo pipefail
+trap 'echo "bench: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 QUICK=0
 REPS=3
@@ -377,7 +378,7 @@ verify_changes() {
 server_cpu() {
     local pm
     pm=$(head -1 "$DATA/postmaster.pid")
-    cat /proc/[0-9]*/stat 2>/dev/null | awk -v pm="$pm" '
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$pm" '
         { pid = $1; sub(/^[0-9]+ \(.*\) /, "") }
         pid == pm { t += $12 + $13 + $14 + $15 }
         $2 == pm { t += $12 + $13 }

@@ -145,9 +145,9 @@ is(psql(q{SELECT flowpg.flush_flow('picky') >= 0}), 't', 'picky flushes');
 # its state loaded (after the backfill), so that 666 fails a round that applies it
 ok(poll_until(q{SELECT state_groups > 0 FROM flowpg.flow_stats WHERE flow_name = 'picky'}, 't', 20),
 	'picky has its state');
-# shipped as a partial group, so that the worker combines it (rows would go
-# through the transition function, which takes 666)
-psql(q{SET flowpg.streaming_ship = groups; INSERT INTO picky_src VALUES (42, 666)});
+# the worker aggregates the batch's rows into groups of their own (the
+# transition function takes 666), then combines each into the state
+psql(q{INSERT INTO picky_src VALUES (42, 666)});
 ok(poll_until(q{SELECT count(*) > 0 FROM flowpg.flow_errors WHERE flow_name = 'picky' AND message LIKE '%refuses 666%'}, 't', 20),
 	'the failing round is recorded in flow_errors');
 # the refill from the source combines 666 too: the flow stays failed until it is gone
