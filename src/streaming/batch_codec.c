@@ -8,13 +8,15 @@
  * row as the transition table stores it when they read every column (a
  * copy of its bytes), else a tuple of just those columns -- with values
  * stored out of line in TOAST fetched, since the worker may read the row
- * after the source row is gone.  A flow's batch is a sequence of chunks:
+ * after the source row is gone.  A transaction's batch, one in shared
+ * memory for all the flows it feeds, is a sequence of chunks:
  *
- *	  uint32 chunk length, Oid relid, int16 natts, int16 nmap, int32 nrows,
- *	  per attribute: Oid type (InvalidOid: dropped), int16 length,
- *	  char byval, char align; per column of the flow: int16 position;
- *	  padding to MAXALIGN; then per row: int32 sign (1 added, -1 taken
- *	  back), uint32 length, the MinimalTuple, padding to MAXALIGN.
+ *	  uint32 chunk length, Oid relid, int16 natts, int16 nmembers,
+ *	  int32 nrows; per attribute: Oid type (InvalidOid: dropped), int16
+ *	  length, char byval, char align; per flow the rows are for: int64
+ *	  flow id, int16 ncolumns, per column its int16 position, padding to
+ *	  MAXALIGN; then per row: int32 sign (1 added, -1 taken back), uint32
+ *	  length, the MinimalTuple, padding to MAXALIGN.
  *
  * Chunks begin at MAXALIGNed offsets of a palloc'd batch, so the tuples
  * are read in place.  The physical layout travels with the rows: the
@@ -39,9 +41,18 @@ typedef struct ChunkHeader
 	uint32		len;
 	Oid			relid;
 	int16		natts;
-	int16		nmap;
+	int16		nmembers;
 	int32		nrows;
 } ChunkHeader;
+
+typedef struct MemberHeader
+{
+	int64		flow_id;
+	int16		nmap;
+	/* the map follows */
+} MemberHeader;
+
+#define MEMBER_SIZE(n) MAXALIGN(offsetof(MemberHeader, nmap) + sizeof(int16) * (1 + (n)))
 
 typedef struct ChunkAttribute
 {
@@ -167,26 +178,29 @@ codec_append_row(StringInfo rows, const ChunkLayout *layout, TupleTableSlot *slo
 }
 
 void
-codec_append_chunk(StringInfo batch, const ChunkLayout *layout, const int16 *map, int nmap,
-				   int32 nrows, const char *rows, Size rows_len)
+codec_append_chunk(StringInfo batch, const ChunkLayout *layout, const ChunkMember *members,
+				   int nmembers, int32 nrows, const char *rows, Size rows_len)
 {
 	ChunkHeader header;
-	Size		head_len = MAXALIGN(sizeof(ChunkHeader) + sizeof(ChunkAttribute) * layout->natts +
-									sizeof(int16) * nmap);
+	Size		head_len = MAXALIGN(sizeof(ChunkHeader) + sizeof(ChunkAttribute) * layout->natts);
+	Size		at;
 	int			start;
 
 	StaticAssertStmt(sizeof(RowHeader) == MAXALIGN(sizeof(RowHeader)),
 					 "rows must stay aligned");
 	Assert(batch->len == MAXALIGN(batch->len));
+	for (int m = 0; m < nmembers; m++)
+		head_len += MEMBER_SIZE(members[m].nmap);
 	header.len = head_len + rows_len;
 	header.relid = layout->relid;
 	header.natts = layout->natts;
-	header.nmap = nmap;
+	header.nmembers = nmembers;
 	header.nrows = nrows;
 	enlargeStringInfo(batch, header.len);
 	start = batch->len;
 	memset(batch->data + start, 0, head_len);
 	memcpy(batch->data + start, &header, sizeof(ChunkHeader));
+	at = start + sizeof(ChunkHeader);
 	for (int i = 0; i < layout->natts; i++)
 	{
 		ChunkAttribute attr;
@@ -195,22 +209,34 @@ codec_append_chunk(StringInfo batch, const ChunkLayout *layout, const int16 *map
 		attr.len = layout->lens[i];
 		attr.byval = layout->byvals[i];
 		attr.align = layout->aligns[i];
-		memcpy(batch->data + start + sizeof(ChunkHeader) + sizeof(ChunkAttribute) * i,
-			   &attr, sizeof(ChunkAttribute));
+		memcpy(batch->data + at, &attr, sizeof(ChunkAttribute));
+		at += sizeof(ChunkAttribute);
 	}
-	memcpy(batch->data + start + sizeof(ChunkHeader) + sizeof(ChunkAttribute) * layout->natts,
-		   map, sizeof(int16) * nmap);
+	at = start + MAXALIGN(sizeof(ChunkHeader) + sizeof(ChunkAttribute) * layout->natts);
+	for (int m = 0; m < nmembers; m++)
+	{
+		MemberHeader member;
+
+		member.flow_id = members[m].flow_id;
+		member.nmap = members[m].nmap;
+		memcpy(batch->data + at, &member, offsetof(MemberHeader, nmap) + sizeof(int16));
+		memcpy(batch->data + at + offsetof(MemberHeader, nmap) + sizeof(int16), members[m].map,
+			   sizeof(int16) * members[m].nmap);
+		at += MEMBER_SIZE(members[m].nmap);
+	}
 	memcpy(batch->data + start + head_len, rows, rows_len);
 	batch->len += header.len;
 	batch->data[batch->len] = '\0';
 }
 
 void
-codec_reader_init(ChunkReader *reader, char *data, Size len, MemoryContext memory)
+codec_reader_init(ChunkReader *reader, char *data, Size len, int64 flow_id,
+				  MemoryContext memory)
 {
 	memset(reader, 0, sizeof(ChunkReader));
 	reader->next = data;
 	reader->end = data + len;
+	reader->flow_id = flow_id;
 	reader->memory = memory;
 }
 
@@ -244,17 +270,37 @@ codec_next_chunk(ChunkReader *reader)
 {
 	ChunkHeader header;
 	const ChunkAttribute *attrs;
-	Size		head_len;
+	const char *member = NULL;
 	Size		layout_len;
+	Size		at;
+	Size		head_len;
 
-	if (reader->next >= reader->end)
-		return false;
-	memcpy(&header, reader->next, sizeof(ChunkHeader));
+	/* the next chunk the flow is a member of */
+	for (;;)
+	{
+		if (reader->next >= reader->end)
+			return false;
+		memcpy(&header, reader->next, sizeof(ChunkHeader));
+		if (header.len < sizeof(ChunkHeader) || reader->next + header.len > reader->end)
+			elog(ERROR, "flowpg: a queued batch is damaged");
+		layout_len = sizeof(ChunkAttribute) * header.natts;
+		at = MAXALIGN(sizeof(ChunkHeader) + layout_len);
+		member = NULL;
+		for (int m = 0; m < header.nmembers; m++)
+		{
+			MemberHeader mh;
+
+			memcpy(&mh, reader->next + at, offsetof(MemberHeader, nmap) + sizeof(int16));
+			if (member == NULL && (reader->flow_id == 0 || mh.flow_id == reader->flow_id))
+				member = reader->next + at;
+			at += MEMBER_SIZE(mh.nmap);
+		}
+		head_len = at;
+		if (member != NULL || header.nmembers == 0)
+			break;
+		reader->next += header.len;
+	}
 	attrs = (const ChunkAttribute *) (reader->next + sizeof(ChunkHeader));
-	layout_len = sizeof(ChunkAttribute) * header.natts;
-	head_len = MAXALIGN(sizeof(ChunkHeader) + layout_len + sizeof(int16) * header.nmap);
-	if (header.len < head_len || reader->next + header.len > reader->end)
-		elog(ERROR, "flowpg: a queued batch is damaged");
 
 	/* the last chunk's descriptor serves while the layout is the same */
 	if (reader->slot == NULL || reader->layout_len != layout_len ||
@@ -272,8 +318,16 @@ codec_next_chunk(ChunkReader *reader)
 		MemoryContextSwitchTo(old);
 	}
 	reader->relid = header.relid;
-	reader->nmap = header.nmap;
-	reader->map = (const int16 *) ((char *) attrs + layout_len);
+	if (member)
+	{
+		memcpy(&reader->nmap, member + offsetof(MemberHeader, nmap), sizeof(int16));
+		reader->map = (const int16 *) (member + offsetof(MemberHeader, nmap) + sizeof(int16));
+	}
+	else
+	{
+		reader->nmap = 0;
+		reader->map = NULL;
+	}
 	reader->nrows = header.nrows;
 	reader->row = 0;
 	reader->cursor = reader->next + head_len;

@@ -41,13 +41,21 @@ extern bool codec_layout_equal(const ChunkLayout *a, const ChunkLayout *b);
 extern void codec_append_row(StringInfo rows, const ChunkLayout *layout,
 							 TupleTableSlot *slot, int sign);
 
+/* A flow a chunk's rows are for, and where its columns are in the layout. */
+typedef struct ChunkMember
+{
+	int64		flow_id;
+	int16		nmap;
+	const int16 *map;			/* the layout position of each of its columns */
+} ChunkMember;
+
 /*
- * Appends a chunk to a flow's batch: the layout, the flow's columns in it
- * (map: the position in the layout of each of the flow's columns), then
- * the rows appended by codec_append_row.
+ * Appends a chunk to a transaction's batch: the layout, the flows the rows
+ * are for with their columns in it, then the rows appended by
+ * codec_append_row.
  */
 extern void codec_append_chunk(StringInfo batch, const ChunkLayout *layout,
-							   const int16 *map, int nmap, int32 nrows,
+							   const ChunkMember *members, int nmembers, int32 nrows,
 							   const char *rows, Size rows_len);
 
 /* Reading a batch, chunk by chunk, row by row. */
@@ -55,6 +63,7 @@ typedef struct ChunkReader
 {
 	char	   *next;			/* the next chunk */
 	char	   *end;
+	int64		flow_id;		/* whose chunks are read (0: every chunk) */
 	/* the current chunk */
 	Oid			relid;
 	TupleDesc	desc;			/* deforms its rows */
@@ -70,8 +79,10 @@ typedef struct ChunkReader
 	MemoryContext memory;		/* where descriptors are made */
 } ChunkReader;
 
-extern void codec_reader_init(ChunkReader *reader, char *data, Size len,
+extern void codec_reader_init(ChunkReader *reader, char *data, Size len, int64 flow_id,
 							  MemoryContext memory);
+
+/* The next chunk of the reader's flow (its map in reader->map): false at the end. */
 extern bool codec_next_chunk(ChunkReader *reader);
 
 /* The type of a column of the current chunk (InvalidOid: dropped). */

@@ -9,13 +9,16 @@
  * memory segment, flowpg.queue_memory large and limited to that size, so a
  * writer that finds it full fails to allocate instead of growing it: the
  * writer then waits a little for the worker to drain and finally records
- * its windows as dirty (capture falls back to recomputation).  Each batch
- * is one allocation linked into its flow's FIFO.  The worker moves batches
- * into its own memory as soon as it sees them.  (Prepared transactions do
- * not queue at all: see stream_capture.c.)
+ * its windows as dirty (capture falls back to recomputation).  A
+ * transaction's rows are one allocation, whatever the number of flows
+ * they feed; each flow's FIFO links a small header to it, and the rows are
+ * freed when the last flow has removed its header (a reference count).
+ * The worker reads them in place.  (Prepared transactions do not queue at
+ * all: see stream_capture.c.)
  *
  * Locking: the area's own locks; a chain's links and the flow's queue
- * counters are changed under its registry slot's spinlock.
+ * counters are changed under its registry slot's spinlock; the rows'
+ * reference count is atomic.
  *
  *-------------------------------------------------------------------------
  */
@@ -51,8 +54,18 @@ typedef struct BatchHeader
 	int64		nrows;
 	TimestampTz queued_at;
 	Size		len;
-	/* the data follows */
+	dsa_pointer rows;			/* SharedRows */
 } BatchHeader;
+
+/* A transaction's rows, shared by the batches of the flows they feed. */
+typedef struct SharedRows
+{
+	pg_atomic_uint32 refs;
+	Size		len;
+	/* the data follows, at SHARED_ROWS_DATA */
+} SharedRows;
+
+#define SHARED_ROWS_DATA MAXALIGN(sizeof(SharedRows))
 
 /* What the area's creator leaves for the processes that attach to it. */
 typedef struct QueueShared
@@ -115,37 +128,37 @@ attach_area(void)
 	on_shmem_exit(dsa_on_shmem_exit_release_in_place, PointerGetDatum(area_place));
 }
 
-bool
-queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
-			 int64 nrows, StringInfo data, bool *wake)
+/* Drops a reference to shared rows; the last one frees them. */
+static void
+release_rows(dsa_pointer dp)
 {
-	int64		hurry = QUEUE_HURRY_BYTES;
-	FlowSlot   *slot;
-	dsa_pointer dp = InvalidDsaPointer;
-	BatchHeader *batch;
+	SharedRows *rows = dsa_get_address(area, dp);
+
+	if (pg_atomic_sub_fetch_u32(&rows->refs, 1) == 0)
+		dsa_free(area, dp);
+}
+
+/*
+ * Room for len bytes in the area, waiting a little for the worker of the
+ * first target to drain (backpressure) -- not at all when it has not
+ * drained for a while (it is busy, say reloading state).
+ */
+static dsa_pointer
+allocate_waiting(Size len, QueueTarget *targets, int ntargets)
+{
+	FlowSlot   *slot = registry_find(targets[0].flow_id, true);
 	TimestampTz give_up = 0;
 
-	attach_area();
-	slot = registry_find(flow_id, true);
-	if (slot == NULL)
-		return false;
-	/* (read without the spinlock: a stale answer only queues or logs one batch more) */
-	if (slot->paused)
-		return false;
 	for (;;)
 	{
+		dsa_pointer dp = dsa_allocate_extended(area, len, DSA_ALLOC_NO_OOM);
 		TimestampTz last_take;
 		TimestampTz now;
 
-		dp = dsa_allocate_extended(area, sizeof(BatchHeader) + data->len, DSA_ALLOC_NO_OOM);
 		if (DsaPointerIsValid(dp))
-			break;
-
-		/*
-		 * Full: wait for the worker to drain (backpressure), a little --
-		 * not at all when it has not drained for a while (it is busy, say
-		 * reloading state): then the change goes to the dirty log at once.
-		 */
+			return dp;
+		if (slot == NULL)
+			return InvalidDsaPointer;
 		SpinLockAcquire(&slot->mutex);
 		last_take = slot->queue.last_take;
 		SpinLockRelease(&slot->mutex);
@@ -155,37 +168,67 @@ queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
 		if (now >= give_up ||
 			now - last_take > (int64) STALLED_WORKER_MS * 1000)
 		{
-			SpinLockAcquire(&slot->mutex);
-			slot->queue.behind_until = TimestampTzPlusMilliseconds(now, BEHIND_MS);
-			SpinLockRelease(&slot->mutex);
-			return false;
+			/* behind: the targets' writers go to the dirty log for a while */
+			for (int i = 0; i < ntargets; i++)
+			{
+				FlowSlot   *s = registry_find(targets[i].flow_id, true);
+
+				if (s == NULL)
+					continue;
+				SpinLockAcquire(&s->mutex);
+				s->queue.behind_until = TimestampTzPlusMilliseconds(now, BEHIND_MS);
+				SpinLockRelease(&s->mutex);
+			}
+			return InvalidDsaPointer;
 		}
 		pool_wake(MyDatabaseId);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
+}
+
+/* Links a batch header of shared rows into one flow's queue; false if it cannot. */
+static bool
+link_batch(QueueTarget *target, TransactionId xid, dsa_pointer rows_dp, Size len,
+		   TimestampTz now, bool *wake)
+{
+	int64		hurry = QUEUE_HURRY_BYTES;
+	FlowSlot   *slot = registry_find(target->flow_id, true);
+	dsa_pointer dp;
+	BatchHeader *batch;
+	SharedRows *rows = dsa_get_address(area, rows_dp);
+
+	/* (read without the spinlock: a stale answer only queues or logs one batch more) */
+	if (slot == NULL || slot->paused)
+		return false;
+	dp = dsa_allocate_extended(area, sizeof(BatchHeader), DSA_ALLOC_NO_OOM);
+	if (!DsaPointerIsValid(dp))
+		return false;
 	batch = dsa_get_address(area, dp);
 	batch->next = InvalidDsaPointer;
 	batch->xid = xid;
-	batch->version = version;
-	batch->count = count;
-	batch->nrows = nrows;
-	batch->queued_at = GetCurrentTimestamp();
-	batch->len = data->len;
-	memcpy((char *) batch + sizeof(BatchHeader), data->data, data->len);
+	batch->version = target->version;
+	batch->count = (int32) Min(target->nrows, PG_INT32_MAX);
+	batch->nrows = target->nrows;
+	batch->queued_at = now;
+	batch->len = len;
+	batch->rows = rows_dp;
+	/* before the worker can see it: it may release it at once */
+	pg_atomic_add_fetch_u32(&rows->refs, 1);
 
 	SpinLockAcquire(&slot->mutex);
 	/* the slot may have been freed and reused meanwhile: check it is ours */
-	if (!registry_slot_is(slot, MyDatabaseId, flow_id))
+	if (!registry_slot_is(slot, MyDatabaseId, target->flow_id))
 	{
 		SpinLockRelease(&slot->mutex);
+		release_rows(rows_dp);
 		dsa_free(area, dp);
 		return false;
 	}
 	batch->seq = ++slot->queue.last_seq;
-	*wake = !DsaPointerIsValid(slot->queue.head) ||
-		(slot->stats.queued_bytes < hurry && slot->stats.queued_bytes + data->len >= hurry);
+	*wake |= !DsaPointerIsValid(slot->queue.head) ||
+		(slot->stats.queued_bytes < hurry && slot->stats.queued_bytes + len >= hurry);
 	if (DsaPointerIsValid(slot->queue.tail))
 		((BatchHeader *) dsa_get_address(area, slot->queue.tail))->next = dp;
 	else
@@ -195,9 +238,35 @@ queue_append(int64 flow_id, TransactionId xid, uint32 version, int32 count,
 	}
 	slot->queue.tail = dp;
 	slot->stats.queued_batches++;
-	slot->stats.queued_bytes += data->len;
+	slot->stats.queued_bytes += len;
 	SpinLockRelease(&slot->mutex);
 	return true;
+}
+
+void
+queue_append(QueueTarget *targets, int ntargets, TransactionId xid, StringInfo data,
+			 bool *wake)
+{
+	dsa_pointer rows_dp;
+	SharedRows *rows;
+	TimestampTz now = GetCurrentTimestamp();
+
+	for (int i = 0; i < ntargets; i++)
+		targets[i].queued = false;
+	if (ntargets == 0)
+		return;
+	attach_area();
+	rows_dp = allocate_waiting(SHARED_ROWS_DATA + data->len, targets, ntargets);
+	if (!DsaPointerIsValid(rows_dp))
+		return;
+	rows = dsa_get_address(area, rows_dp);
+	/* the writer's own reference, until every flow's header is linked */
+	pg_atomic_init_u32(&rows->refs, 1);
+	rows->len = data->len;
+	memcpy((char *) rows + SHARED_ROWS_DATA, data->data, data->len);
+	for (int i = 0; i < ntargets; i++)
+		targets[i].queued = link_batch(&targets[i], xid, rows_dp, data->len, now, wake);
+	release_rows(rows_dp);
 }
 
 List *
@@ -235,8 +304,8 @@ queue_peek(int64 flow_id)
 		batch->nrows = header->nrows;
 		batch->queued_at = header->queued_at;
 		batch->len = header->len;
-		batch->data = palloc(header->len);
-		memcpy(batch->data, (char *) header + sizeof(BatchHeader), header->len);
+		/* read in place: freed only once this flow's header is removed */
+		batch->data = (char *) dsa_get_address(area, header->rows) + SHARED_ROWS_DATA;
 		batches = lappend(batches, batch);
 		SpinLockAcquire(&slot->mutex);
 		next = (dp == slot->queue.tail) ? InvalidDsaPointer : header->next;
@@ -296,7 +365,10 @@ queue_remove(int64 flow_id, List *batches)
 		((BatchHeader *) dsa_get_address(area, slot->queue.head))->queued_at : 0;
 	SpinLockRelease(&slot->mutex);
 	for (int i = 0; i < nfreed; i++)
+	{
+		release_rows(((BatchHeader *) dsa_get_address(area, freed[i]))->rows);
 		dsa_free(area, freed[i]);
+	}
 	pfree(freed);
 }
 
@@ -305,8 +377,10 @@ free_chain(dsa_pointer dp)
 {
 	while (DsaPointerIsValid(dp))
 	{
-		dsa_pointer next = ((BatchHeader *) dsa_get_address(area, dp))->next;
+		BatchHeader *header = dsa_get_address(area, dp);
+		dsa_pointer next = header->next;
 
+		release_rows(header->rows);
 		dsa_free(area, dp);
 		dp = next;
 	}

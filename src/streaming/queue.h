@@ -31,17 +31,28 @@ typedef struct QueuedBatch
 extern void queue_shmem_request(void);
 extern void queue_shmem_startup(void);
 
-/*
- * Appends a batch to the flow's queue.  Waits up to a short while for room
- * (the worker drains); false when there is none, or no flow slot is free.
- * *wake tells whether the worker should be woken at commit: the queue was
- * empty, or it has just grown past QUEUE_HURRY_FRACTION of the queue memory.
- */
-extern bool queue_append(int64 flow_id, TransactionId xid, uint32 version,
-						 int32 count, int64 nrows, StringInfo data, bool *wake);
+/* A flow a transaction's rows are queued for. */
+typedef struct QueueTarget
+{
+	int64		flow_id;
+	uint32		version;		/* of the flow the rows were captured for */
+	int64		nrows;			/* its rows among them */
+	bool		queued;			/* out */
+} QueueTarget;
 
 /*
- * Copies of the flow's queued batches, oldest first.  They stay queued
+ * Appends a transaction's rows (one copy) to the queues of the target
+ * flows.  Waits up to a short while for room (the worker drains); a target
+ * whose queued stays false got nothing (no room, no flow slot, paused).
+ * *wake tells whether the worker should be woken at commit: a queue was
+ * empty, or it has just grown past QUEUE_HURRY_FRACTION of the queue memory.
+ */
+extern void queue_append(QueueTarget *targets, int ntargets, TransactionId xid,
+						 StringInfo data, bool *wake);
+
+/*
+ * The flow's queued batches, oldest first, their rows read in place in
+ * shared memory.  They stay queued
  * until queue_remove, once the round that applied them has committed: a
  * worker that dies meanwhile loses none.
  */

@@ -196,7 +196,8 @@ batch_time_range(StreamFlow *flow, PendingBatch *pb, int64 *lo, int64 *hi)
 	int			sign;
 	bool		timed = graph->time_col >= 0;
 
-	codec_reader_init(&reader, pb->batch->data, pb->batch->len, CurrentMemoryContext);
+	codec_reader_init(&reader, pb->batch->data, pb->batch->len, flow->flow_id,
+					  CurrentMemoryContext);
 	while (timed && codec_next_chunk(&reader))
 	{
 		if (!chunk_columns(graph, &reader, map))
@@ -253,7 +254,7 @@ typedef struct TakenBack
 typedef struct BatchRows
 {
 	StreamFlow *flow;
-	PendingBatch *pb;
+	List	   *batches;		/* PendingBatch, read in order */
 	MemoryContext memory;		/* added, taken_back */
 	GroupTable *added;
 	List	   *taken_back;
@@ -306,59 +307,70 @@ run_batch_rows(void *arg)
 	ChunkReader reader;
 	TupleTableSlot *slot;
 	int			sign;
+	ListCell   *lc;
 
 	br->columns_match = true;
-	codec_reader_init(&reader, br->pb->batch->data, br->pb->batch->len, CurrentMemoryContext);
-	while (codec_next_chunk(&reader))
+	foreach(lc, br->batches)
 	{
-		if (!chunk_columns(graph, &reader, map))
-		{
-			br->columns_match = false;
-			break;
-		}
-		while ((slot = codec_next_row(&reader, &sign)) != NULL)
-		{
-			int64		lo;
-			int64		hi;
+		PendingBatch *pb = lfirst(lc);
 
-			graph_load_row(graph, slot, map);
-
-			/*
-			 * A key the state or the sink could not keep fails here, not
-			 * in the merge (such a row taken back was never in them).
-			 */
-			graph->refuse_large_keys = true;
-			if (sign > 0)
-				(void) graph_accumulate_row(graph, br->added);
-			else if (graph_eval_row(graph, &lo, &hi))
+		codec_reader_init(&reader, pb->batch->data, pb->batch->len, br->flow->flow_id,
+						  CurrentMemoryContext);
+		while (br->columns_match && codec_next_chunk(&reader))
+		{
+			if (!chunk_columns(graph, &reader, map))
 			{
-				graph_eval_inputs(graph, br->flow->inputs);
-				br->taken_back = lappend(br->taken_back,
-										 copy_taken_back(graph, br->flow->inputs, lo, hi,
-														 br->memory));
+				br->columns_match = false;
+				break;
+			}
+			while ((slot = codec_next_row(&reader, &sign)) != NULL)
+			{
+				int64		lo;
+				int64		hi;
+
+				graph_load_row(graph, slot, map);
+
+				/*
+				 * A key the state or the sink could not keep fails here,
+				 * not in the merge (such a row taken back was never in
+				 * them).
+				 */
+				graph->refuse_large_keys = true;
+				if (sign > 0)
+					(void) graph_accumulate_row(graph, br->added);
+				else if (graph_eval_row(graph, &lo, &hi))
+				{
+					graph_eval_inputs(graph, br->flow->inputs);
+					br->taken_back = lappend(br->taken_back,
+											 copy_taken_back(graph, br->flow->inputs, lo, hi,
+															 br->memory));
+				}
 			}
 		}
+		codec_reader_end(&reader);
+		if (!br->columns_match)
+			break;
 	}
-	codec_reader_end(&reader);
 }
 
 /*
- * A batch of an aggregate flow: its added rows aggregated into groups of
- * their own, each group then combined into the state once; then its
- * taken-back rows, after every added one (a row trigger's UPDATE of a row
- * its INSERT added in the same transaction), so that each inverse removes
- * a row the state has.  The flow's expressions run before the state is
- * touched: an error of the flow's own making (an aggregate argument
- * divides by zero) sends the batch's windows to the recompute, which meets
- * it and records it.
+ * Batches of an aggregate flow (pb: the one they share the skips and
+ * replay of): their added rows aggregated into groups of their own, each
+ * group then combined into the state once; then their taken-back rows,
+ * after every added one (a row trigger's UPDATE of a row its INSERT added
+ * in the same transaction), so that each inverse removes a row the state
+ * has.  The flow's expressions run before the state is touched; false,
+ * with nothing touched, when they failed (an error of the flow's own
+ * making: an aggregate argument divides by zero) or the batches' columns
+ * are not the flow's.
  */
-static void
-apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb, bool replay)
+static bool
+apply_aggregate_batches(StreamFlow *flow, List *batches, PendingBatch *pb, bool replay)
 {
 	StreamGraph *graph = flow->graph;
 	MemoryContext memory = AllocSetContextCreate(flow->round_memory, "flowpg batch rows",
 												 ALLOCSET_DEFAULT_SIZES);
-	BatchRows	br = {flow, pb, memory, NULL, NIL, true};
+	BatchRows	br = {flow, batches, memory, NULL, NIL, true};
 	GroupIterator iter = {0};
 	FlowGroup  *group;
 	ErrorData  *edata;
@@ -373,9 +385,7 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb, bool replay)
 		if (edata)
 			FreeErrorData(edata);
 		MemoryContextDelete(memory);
-		if (!replay)
-			batch_fall_back(flow, pb);
-		return;
+		return false;
 	}
 	while ((group = group_table_next(br.added, &iter)) != NULL)
 	{
@@ -408,6 +418,36 @@ apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb, bool replay)
 		apply_one(flow, pb, replay, true, -1, tb->time_lo, tb->time_hi);
 	}
 	MemoryContextDelete(memory);
+	return true;
+}
+
+/* One batch; one that fails goes to the recompute, the windows of its rows. */
+static void
+apply_aggregate_batch(StreamFlow *flow, PendingBatch *pb, bool replay)
+{
+	if (!apply_aggregate_batches(flow, list_make1(pb), pb, replay) && !replay)
+		batch_fall_back(flow, pb);
+}
+
+/*
+ * The round's batches that no refill counted (no skips), together: their
+ * added rows into one set of groups, so that a group is combined into the
+ * state once per round, not once per transaction.  When their rows fail,
+ * each batch is applied alone, so that only the one at fault goes to the
+ * recompute.
+ */
+static void
+apply_round_batches(StreamFlow *flow, List *batches)
+{
+	PendingBatch plain = {0};
+	ListCell   *lc;
+
+	if (batches == NIL)
+		return;
+	if (list_length(batches) > 1 && apply_aggregate_batches(flow, batches, &plain, false))
+		return;
+	foreach(lc, batches)
+		apply_aggregate_batch(flow, lfirst(lc), false);
 }
 
 /* A batch of a flow without aggregates: its rows projected for the sink. */
@@ -429,7 +469,8 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 	if (flow->append_rows == NULL)
 		flow->append_rows = sink_rows_create(graph->noutputs);
 	MemoryContextSwitchTo(old);
-	codec_reader_init(&reader, pb->batch->data, pb->batch->len, CurrentMemoryContext);
+	codec_reader_init(&reader, pb->batch->data, pb->batch->len, flow->flow_id,
+					  CurrentMemoryContext);
 	while (codec_next_chunk(&reader))
 	{
 		if (!chunk_columns(graph, &reader, map))
@@ -503,6 +544,7 @@ stream_apply_pending(StreamFlow *flow)
 
 	bool		rights_checked = false;
 	bool		row_security = false;
+	List	   *plain = NIL;	/* aggregate batches without skips */
 
 	flow->fallback_whole = false;
 	flow->fallback_lo = PG_INT64_MAX;
@@ -552,7 +594,10 @@ stream_apply_pending(StreamFlow *flow)
 			batch_fall_back(flow, pb);
 		else if (aggregate)
 		{
-			apply_aggregate_batch(flow, pb, false);
+			if (pb->skips == NIL)
+				plain = lappend(plain, pb);
+			else
+				apply_aggregate_batch(flow, pb, false);
 			pb->applied = true;
 		}
 		else
@@ -563,6 +608,7 @@ stream_apply_pending(StreamFlow *flow)
 		if (sh->oldest_unflushed == 0 || pb->batch->queued_at < sh->oldest_unflushed)
 			sh->oldest_unflushed = pb->batch->queued_at;
 	}
+	apply_round_batches(flow, plain);
 
 	if (flow->has_stale)
 		regroup_stale(flow);

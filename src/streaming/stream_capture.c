@@ -15,9 +15,9 @@
  * error or its owner's functions never reach the writer's transaction.
  *
  * A released savepoint hands its chunks to its parent, a rolled-back one
- * throws them away.  At XACT_EVENT_PRE_COMMIT each flow gets one batch
- * of the chunks it takes, tagged with the top-level xid, in its queue in
- * shared memory; the worker applies a batch once that xid has committed
+ * throws them away.  At XACT_EVENT_PRE_COMMIT the chunks go to shared
+ * memory as one batch, tagged with the top-level xid and queued for each
+ * flow they are for; the worker applies a batch once that xid has committed
  * and drops it if it aborted, so nothing uncommitted reaches a sink.
  * Where rows cannot be queued, the windows of their times go to the
  * dirty log instead, in the same transaction, and the worker recomputes
@@ -359,16 +359,15 @@ chunk_time_range(RowChunk *chunk, PlanFlow *pf, int64 *lo, int64 *hi)
 	TupleTableSlot *slot;
 	ChunkReader reader;
 	StringInfoData one;
-	int16		none = 0;
 	int			sign;
 	bool		timed = pf->time_pos >= 0;
 
 	if (!timed || chunk->nrows == 0)
 		return timed;
 	initStringInfo(&one);
-	codec_append_chunk(&one, chunk->layout, &none, 0, chunk->nrows, chunk->rows.data,
+	codec_append_chunk(&one, chunk->layout, NULL, 0, chunk->nrows, chunk->rows.data,
 					   chunk->rows.len);
-	codec_reader_init(&reader, one.data, one.len, CurrentMemoryContext);
+	codec_reader_init(&reader, one.data, one.len, 0, CurrentMemoryContext);
 	(void) codec_next_chunk(&reader);
 	while (timed && (slot = codec_next_row(&reader, &sign)) != NULL)
 	{
@@ -619,11 +618,19 @@ stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
-/* Every chunk's rows for the flows they are for, each flow's in one batch. */
+/*
+ * Every chunk's rows in one batch, in shared memory once, queued for
+ * each flow they are for.
+ */
 static void
 ship_chunks(bool prepare)
 {
 	TransactionId xid = GetTopTransactionIdIfAny();
+	List	   *flow_ids;
+	QueueTarget *targets;
+	int			ntargets = 0;
+	StringInfoData buf;
+	bool		wake = false;
 	ListCell   *lc;
 
 	if (levels == NULL)
@@ -643,32 +650,27 @@ ship_chunks(bool prepare)
 		log_chunks_dirty(levels->chunks, 0, false);
 		return;
 	}
-	foreach(lc, chunk_flow_ids(levels->chunks, 0))
+	flow_ids = chunk_flow_ids(levels->chunks, 0);
+	targets = palloc0(sizeof(QueueTarget) * Max(list_length(flow_ids), 1));
+	foreach(lc, flow_ids)
 	{
-		int64		flow_id = *(int64 *) lfirst(lc);
-		StringInfoData buf;
-		int64		nrows = 0;
-		uint32		version = 0;
+		QueueTarget *target = &targets[ntargets];
 		bool		versions_differ = false;
-		bool		wake = false;
 		ListCell   *lc2;
 
-		initStringInfo(&buf);
+		target->flow_id = *(int64 *) lfirst(lc);
 		foreach(lc2, levels->chunks)
 		{
 			RowChunk   *chunk = lfirst(lc2);
 
 			for (int i = 0; i < chunk->nflows; i++)
 			{
-				PlanFlow   *pf = &chunk->flows[i];
-
-				if (pf->flow_id != flow_id)
+				if (chunk->flows[i].flow_id != target->flow_id)
 					continue;
-				versions_differ |= nrows > 0 && pf->version != version;
-				version = pf->version;
-				codec_append_chunk(&buf, chunk->layout, pf->map, pf->nmap, chunk->nrows,
-								   chunk->rows.data, chunk->rows.len);
-				nrows += chunk->nrows;
+				versions_differ |= target->nrows > 0 &&
+					chunk->flows[i].version != target->version;
+				target->version = chunk->flows[i].version;
+				target->nrows += chunk->nrows;
 			}
 		}
 
@@ -677,13 +679,35 @@ ship_chunks(bool prepare)
 		 * recomputed (the worker reads a batch with one definition).
 		 */
 		if (versions_differ)
-			log_chunks_dirty(levels->chunks, flow_id, true);
-		else if (!queue_append(flow_id, xid, version, (int32) Min(nrows, PG_INT32_MAX), nrows,
-							   &buf, &wake))
-			log_chunks_dirty(levels->chunks, flow_id, false);
-		wake_at_commit |= wake;
-		pfree(buf.data);
+			log_chunks_dirty(levels->chunks, target->flow_id, true);
+		else
+			ntargets++;
 	}
+	if (ntargets == 0)
+		return;
+
+	initStringInfo(&buf);
+	foreach(lc, levels->chunks)
+	{
+		RowChunk   *chunk = lfirst(lc);
+		ChunkMember *members = palloc(sizeof(ChunkMember) * Max(chunk->nflows, 1));
+
+		for (int i = 0; i < chunk->nflows; i++)
+		{
+			members[i].flow_id = chunk->flows[i].flow_id;
+			members[i].nmap = chunk->flows[i].nmap;
+			members[i].map = chunk->flows[i].map;
+		}
+		codec_append_chunk(&buf, chunk->layout, members, chunk->nflows, chunk->nrows,
+						   chunk->rows.data, chunk->rows.len);
+		pfree(members);
+	}
+	queue_append(targets, ntargets, xid, &buf, &wake);
+	for (int i = 0; i < ntargets; i++)
+		if (!targets[i].queued)
+			log_chunks_dirty(levels->chunks, targets[i].flow_id, false);
+	wake_at_commit |= wake;
+	pfree(buf.data);
 }
 
 static void
