@@ -89,6 +89,21 @@ compact_vars_mutator(Node *node, BuildContext *cxt)
 	return expression_tree_mutator(node, compact_vars_mutator, (void *) cxt);
 }
 
+/*
+ * The compact row's column an expression is, when it is a plain column:
+ * read from the row without running the expression (-1: it is not).
+ */
+static int16
+plain_row_column(BuildContext *cxt, Node *expr)
+{
+	Var		   *var = (Var *) expr;
+
+	if (expr == NULL || !IsA(expr, Var) || var->varno != 1 || var->varlevelsup != 0 ||
+		var->varattno <= 0 || var->varattno > cxt->maxattno)
+		return -1;
+	return cxt->compact[var->varattno] - 1;
+}
+
 static ExprState *
 compile_expr(BuildContext *cxt, Node *expr)
 {
@@ -232,6 +247,7 @@ build_keys(BuildContext *cxt)
 	graph->nkeys = list_length(query->groupClause);
 	graph->key_exprs = palloc(sizeof(ExprState *) * Max(graph->nkeys, 1));
 	graph->key_cols = palloc(sizeof(AttrNumber) * Max(graph->nkeys, 1));
+	graph->key_rowcols = palloc(sizeof(int16) * Max(graph->nkeys, 1));
 	graph->key_collations = palloc(sizeof(Oid) * Max(graph->nkeys, 1));
 	eqops = palloc(sizeof(Oid) * Max(graph->nkeys, 1));
 	graph->key_desc = CreateTemplateTupleDesc(graph->nkeys);
@@ -244,6 +260,7 @@ build_keys(BuildContext *cxt)
 
 		cxt->key_exprs = lappend(cxt->key_exprs, expr);
 		graph->key_exprs[k] = compile_expr(cxt, expr);
+		graph->key_rowcols[k] = plain_row_column(cxt, expr);
 		graph->key_cols[k] = k + 1;
 		graph->key_collations[k] = exprCollation(expr);
 		eqops[k] = sgc->eqop;
@@ -285,6 +302,7 @@ build_aggregates(BuildContext *cxt)
 	}
 	graph->aggs = palloc0(sizeof(AggSupport) * Max(graph->naggs, 1));
 	graph->agg_args = palloc0(sizeof(ExprState **) * Max(graph->naggs, 1));
+	graph->arg_rowcols = palloc0(sizeof(int16 *) * Max(graph->naggs, 1));
 	graph->agg_filters = palloc0(sizeof(ExprState *) * Max(graph->naggs, 1));
 	foreach(lc, graph->plan->aggregates)
 	{
@@ -294,9 +312,14 @@ build_aggregates(BuildContext *cxt)
 
 		agg_support_init(&graph->aggs[i], def, flowpg_inline_aggregates);
 		graph->agg_args[i] = palloc(sizeof(ExprState *) * Max(graph->aggs[i].nargs, 1));
+		graph->arg_rowcols[i] = palloc(sizeof(int16) * Max(graph->aggs[i].nargs, 1));
 		foreach(lc2, def->aggref->args)
-			graph->agg_args[i][foreach_current_index(lc2)] =
-				compile_expr(cxt, (Node *) lfirst_node(TargetEntry, lc2)->expr);
+		{
+			Node	   *arg = (Node *) lfirst_node(TargetEntry, lc2)->expr;
+
+			graph->agg_args[i][foreach_current_index(lc2)] = compile_expr(cxt, arg);
+			graph->arg_rowcols[i][foreach_current_index(lc2)] = plain_row_column(cxt, arg);
+		}
 		if (def->aggref->aggfilter)
 			graph->agg_filters[i] = compile_qual(cxt, (Node *) def->aggref->aggfilter);
 		maxargs = Max(maxargs, graph->aggs[i].nargs);
@@ -743,7 +766,13 @@ eval_keys(StreamGraph *graph, bool has_time, int64 t)
 			slot->tts_values[k] = value;
 			continue;
 		}
-		value = ExecEvalExpr(graph->key_exprs[k], graph->econtext, &slot->tts_isnull[k]);
+		if (graph->key_rowcols[k] >= 0)
+		{
+			value = graph->row_slot->tts_values[graph->key_rowcols[k]];
+			slot->tts_isnull[k] = graph->row_slot->tts_isnull[graph->key_rowcols[k]];
+		}
+		else
+			value = ExecEvalExpr(graph->key_exprs[k], graph->econtext, &slot->tts_isnull[k]);
 
 		if (!slot->tts_isnull[k] && attr->attlen == -1 &&
 			VARATT_IS_EXTERNAL(DatumGetPointer(value)))
@@ -788,8 +817,18 @@ graph_eval_agg_args(StreamGraph *graph, int i)
 	if (graph->agg_filters[i] && !ExecQual(graph->agg_filters[i], econtext))
 		return false;
 	for (int a = 0; a < graph->aggs[i].nargs; a++)
-		graph->arg_values[a] = ExecEvalExpr(graph->agg_args[i][a], econtext,
-											&graph->arg_nulls[a]);
+	{
+		int			col = graph->arg_rowcols[i][a];
+
+		if (col >= 0)
+		{
+			graph->arg_values[a] = graph->row_slot->tts_values[col];
+			graph->arg_nulls[a] = graph->row_slot->tts_isnull[col];
+		}
+		else
+			graph->arg_values[a] = ExecEvalExpr(graph->agg_args[i][a], econtext,
+												&graph->arg_nulls[a]);
+	}
 	return true;
 }
 

@@ -108,6 +108,7 @@ typedef struct StreamGraph
 	/* group keys (GROUP BY, window first when there is one) */
 	int			nkeys;
 	ExprState **key_exprs;
+	int16	   *key_rowcols;	/* a key that is a plain column: its row column, else -1 */
 	TupleDesc	key_desc;
 	AttrNumber *key_cols;
 	Oid		   *key_eqfuncs;
@@ -150,6 +151,7 @@ typedef struct StreamGraph
 	AggSupport *aggs;
 	bool		internal_states;	/* some state is internal: serialfn runs */
 	ExprState ***agg_args;
+	int16	  **arg_rowcols;	/* an argument that is a plain column: its row column, else -1 */
 	ExprState **agg_filters;	/* FILTER (WHERE ...), NULL when none */
 	AggTrans   *init_trans;		/* scratch for a new group */
 	Datum	   *arg_values;		/* scratch for one call */
