@@ -325,6 +325,10 @@ flowpg_stream_stats(PG_FUNCTION_ARGS)
 	nulls[8] = st.last_flush_at == 0;
 	values[8] = TimestampTzGetDatum(st.last_flush_at);
 	values[9] = CStringGetTextDatum(statuses[st.status]);
+	/* the oldest change not in the sink: queued, or applied and waiting for its write */
+	if (st.oldest_unwritten != 0 &&
+		(st.oldest_queued_at == 0 || st.oldest_unwritten < st.oldest_queued_at))
+		st.oldest_queued_at = st.oldest_unwritten;
 	nulls[10] = st.oldest_queued_at == 0;
 	values[10] = TimestampTzGetDatum(st.oldest_queued_at);
 	values[11] = Int64GetDatum(st.refills);

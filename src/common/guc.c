@@ -20,6 +20,7 @@ int			flowpg_max_streaming_flows_per_role = 0;
 int			flowpg_state_memory_kb = 64 * 1024;
 int			flowpg_queue_memory_kb = 16 * 1024;
 int			flowpg_flush_interval_ms = 100;
+int			flowpg_max_sink_lag_ms = 30 * 1000;
 int			flowpg_min_refresh_interval_ms = 5000;
 int			flowpg_query_timeout_ms = 10 * 60 * 1000;
 int			flowpg_slow_query_threshold_ms = 60 * 1000;
@@ -101,6 +102,17 @@ guc_define(void)
 							NULL,
 							&flowpg_flush_interval_ms,
 							100, 1, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("flowpg.max_sink_lag",
+							"Longest a streaming flow's applied changes wait for their sink write.",
+							"Sink writes are paced by their cost: the next one waits four times "
+							"as long as the last one took (at least flush_interval), but no "
+							"change waits longer than this.  flush_flow writes at once.",
+							&flowpg_max_sink_lag_ms,
+							30 * 1000, 1, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);

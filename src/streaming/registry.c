@@ -460,6 +460,7 @@ registry_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool fai
 	slot->stats.last_flush_at = stats->last_flush_at;
 	slot->stats.status = stats->status;
 	slot->stats.round_rows = stats->round_rows;
+	slot->stats.oldest_unwritten = stats->oldest_unwritten;
 	slot->stats.refills = stats->refills;
 	slot->stats.repairs = stats->repairs;
 	slot->stats.unrecorded_runs = stats->unrecorded_runs;

@@ -38,6 +38,7 @@ typedef struct StreamStats
 	int			status;			/* STREAM_STATUS_* */
 	int64		round_rows;		/* sink rows the last round wrote */
 	TimestampTz oldest_queued_at;	/* of the batches not taken yet, 0 none */
+	TimestampTz oldest_unwritten;	/* of the changes applied, not in the sink yet, 0 none */
 	int64		refills;		/* state loaded whole from the source */
 	int64		repairs;		/* unfinished rounds recomputed */
 	pid_t		last_worker;	/* the worker of the last round */

@@ -71,6 +71,8 @@ typedef struct FlowShared
 	int64		flush_after_recompute;	/* a flush its next dirty pass completes */
 	TimestampTz oldest_unflushed;
 	TimestampTz last_flush;
+	TimestampTz last_apply;		/* the last round that applied batches */
+	int64		last_write_us;	/* how long the last sink write took */
 	TimestampTz next_dirty_check;
 	TimestampTz retry_at;		/* after a failure */
 	TimestampTz busy_until;		/* after a lock a user's transaction held */

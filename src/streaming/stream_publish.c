@@ -50,6 +50,7 @@ stream_publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz comm
 	/* a flush_flow answered with nothing left to write: up to date then too */
 	else if (flush_done && !failed && sh->oldest_unflushed == 0)
 		sh->stats.last_flush_at = committed;
+	sh->stats.oldest_unwritten = sh->oldest_unflushed;
 	store_counters_at(sh->store, &sh->stats.state_groups, &sh->stats.state_bytes);
 	sh->stats.refills = sh->refills;
 	sh->stats.repairs = sh->repairs;

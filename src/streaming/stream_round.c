@@ -82,6 +82,28 @@
 
 
 /*
+ * When the sink is written next.  Writes are paced by their cost: the next
+ * one waits SINK_WRITE_PACE times as long as the last one took (at least
+ * flush_interval), so that a load whose rows are nearly all groups of
+ * their own (random times) spends at most a fifth of its worker on sink
+ * writes and a group changed again meanwhile is written once; a live load
+ * whose writes are short keeps flush_interval.  No applied change waits
+ * longer than flowpg.max_sink_lag; flush_flow writes at once.
+ */
+#define SINK_WRITE_PACE 4
+
+static TimestampTz
+next_sink_write(FlowShared *sh)
+{
+	TimestampTz at = sh->last_flush +
+		Max((int64) flowpg_flush_interval_ms * 1000, SINK_WRITE_PACE * sh->last_write_us);
+
+	if (sh->oldest_unflushed != 0)
+		at = Min(at, sh->oldest_unflushed + (int64) flowpg_max_sink_lag_ms * 1000);
+	return at;
+}
+
+/*
  * A round of a flow has two transactions.  The first (apply_only) applies
  * the batches committed by now; what it cannot apply goes to the dirty log.
  * The second, REPEATABLE READ, takes its snapshot after that, so the
@@ -233,9 +255,10 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	}
 	t_dirty = GetCurrentTimestamp();
 
-	flow->writing = flush_request != 0 || sh->evict_requested ||
-		now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000;
+	flow->writing = flush_request != 0 || sh->evict_requested || repairing ||
+		flow->backfilling || now >= next_sink_write(sh);
 	stream_apply_pending(flow);
+	sh->last_apply = now;
 	t_apply = GetCurrentTimestamp();
 	wrote = stream_has_changes(flow) && flow->writing;
 	if (wrote)
@@ -244,6 +267,8 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		sh->last_flush = now;
 	}
 	t_write = GetCurrentTimestamp();
+	if (wrote)
+		sh->last_write_us = t_write - t_apply;
 
 	/*
 	 * The backfill of a streaming flow is its state's first load, which
@@ -628,7 +653,7 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	if (want == QUEUE_WANT_BATCHES || sh->fallback_logged ||
 		(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store)))
 	{
-		at = sh->last_flush + (int64) flowpg_flush_interval_ms * 1000;
+		at = Max(sh->last_flush, sh->last_apply) + (int64) flowpg_flush_interval_ms * 1000;
 		if (at <= now)
 			return ROUND_WORK;
 		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
