@@ -136,7 +136,14 @@ codec_append_row(StringInfo rows, const ChunkLayout *layout, TupleTableSlot *slo
 	if (layout->copy_whole)
 	{
 		tuple = ExecFetchSlotMinimalTuple(slot, &should_free);
-		if (tuple->t_infomask & HEAP_HASEXTERNAL)
+
+		/*
+		 * Values stored out of line are fetched; a row stored before an
+		 * ADD COLUMN ... DEFAULT has fewer attributes than the table, whose
+		 * defaults the worker's descriptor does not know: formed again.
+		 */
+		if ((tuple->t_infomask & HEAP_HASEXTERNAL) ||
+			(tuple->t_infomask2 & HEAP_NATTS_MASK) < layout->natts)
 		{
 			Datum	   *values = palloc(sizeof(Datum) * layout->natts);
 
@@ -296,7 +303,7 @@ codec_next_chunk(ChunkReader *reader)
 			at += MEMBER_SIZE(mh.nmap);
 		}
 		head_len = at;
-		if (member != NULL || header.nmembers == 0)
+		if (member != NULL || (header.nmembers == 0 && reader->flow_id == 0))
 			break;
 		reader->next += header.len;
 	}
@@ -333,6 +340,18 @@ codec_next_chunk(ChunkReader *reader)
 	reader->cursor = reader->next + head_len;
 	reader->next += header.len;
 	return true;
+}
+
+void
+codec_reader_rows(ChunkReader *reader, TupleDesc desc, char *rows, int32 nrows,
+				  MemoryContext memory)
+{
+	memset(reader, 0, sizeof(ChunkReader));
+	reader->memory = memory;
+	reader->desc = desc;
+	reader->slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	reader->nrows = nrows;
+	reader->cursor = rows;
 }
 
 /* The type of a column of the current chunk (InvalidOid: dropped). */

@@ -85,6 +85,10 @@ extern void codec_reader_init(ChunkReader *reader, char *data, Size len, int64 f
 /* The next chunk of the reader's flow (its map in reader->map): false at the end. */
 extern bool codec_next_chunk(ChunkReader *reader);
 
+/* A reader of rows appended by codec_append_row, in a descriptor of their layout. */
+extern void codec_reader_rows(ChunkReader *reader, TupleDesc desc, char *rows, int32 nrows,
+							  MemoryContext memory);
+
 /* The type of a column of the current chunk (InvalidOid: dropped). */
 extern Oid codec_column_type(ChunkReader *reader, int column);
 

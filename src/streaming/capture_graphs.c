@@ -123,6 +123,13 @@ capture_graph_map(int64 flow_id, Relation rel)
 		rm = lfirst(lc);
 		if (rm->relid == RelationGetRelid(rel))
 			return rm->map;
+		/* made stale by an invalidation: no caller holds it past its statement */
+		if (!OidIsValid(rm->relid))
+		{
+			pfree(rm->map);
+			pfree(rm);
+			entry->maps = foreach_delete_current(entry->maps, lc);
+		}
 	}
 	old = MemoryContextSwitchTo(entry->graph->memory);
 	rm = palloc(sizeof(RelationMap));

@@ -597,6 +597,18 @@ store_has_changed_at(dsa_pointer dp)
 	return DsaPointerIsValid(header->changed_head);
 }
 
+/* How many groups are marked changed (0: none), in a store given by pointer. */
+int64
+store_changed_count_at(dsa_pointer dp)
+{
+	StoreHeader *header;
+
+	if (!DsaPointerIsValid(dp))
+		return 0;
+	header = dsa_get_address(shmem_state_area(), dp);
+	return DsaPointerIsValid(header->changed_head) ? Max(header->nchanged, 1) : 0;
+}
+
 List *
 store_changed_list(GroupStore *store)
 {

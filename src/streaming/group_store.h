@@ -89,6 +89,7 @@ extern List *store_changed_list(GroupStore *store);
 extern void store_clear_changed(GroupStore *store);
 extern bool store_has_changed(GroupStore *store);
 extern bool store_has_changed_at(dsa_pointer dp);
+extern int64 store_changed_count_at(dsa_pointer dp);
 
 /* Visits every group: zeroed iterator, stop at NULL. */
 extern StoredGroup *store_next(GroupStore *store, StoreIterator *iter);

@@ -146,22 +146,27 @@ release_rows(dsa_pointer dp)
 static dsa_pointer
 allocate_waiting(Size len, QueueTarget *targets, int ntargets)
 {
-	FlowSlot   *slot = registry_find(targets[0].flow_id, true);
 	TimestampTz give_up = 0;
 
 	for (;;)
 	{
 		dsa_pointer dp = dsa_allocate_extended(area, len, DSA_ALLOC_NO_OOM);
-		TimestampTz last_take;
+		TimestampTz last_take = 0;
 		TimestampTz now;
 
 		if (DsaPointerIsValid(dp))
 			return dp;
-		if (slot == NULL)
-			return InvalidDsaPointer;
-		SpinLockAcquire(&slot->mutex);
-		last_take = slot->queue.last_take;
-		SpinLockRelease(&slot->mutex);
+		/* the most recent drain of the targets' workers */
+		for (int i = 0; i < ntargets; i++)
+		{
+			FlowSlot   *slot = registry_find(targets[i].flow_id, true);
+
+			if (slot == NULL)
+				continue;
+			SpinLockAcquire(&slot->mutex);
+			last_take = Max(last_take, slot->queue.last_take);
+			SpinLockRelease(&slot->mutex);
+		}
 		now = GetCurrentTimestamp();
 		if (give_up == 0)
 			give_up = TimestampTzPlusMilliseconds(now, BACKPRESSURE_WAIT_MS);
@@ -251,12 +256,27 @@ queue_append(QueueTarget *targets, int ntargets, TransactionId xid, StringInfo d
 	SharedRows *rows;
 	TimestampTz now = GetCurrentTimestamp();
 
-	for (int i = 0; i < ntargets; i++)
-		targets[i].queued = false;
-	if (ntargets == 0)
-		return;
+	QueueTarget **live = palloc(sizeof(QueueTarget *) * Max(ntargets, 1));
+	QueueTarget *waiting = palloc(sizeof(QueueTarget) * Max(ntargets, 1));
+	int			nlive = 0;
+
 	attach_area();
-	rows_dp = allocate_waiting(SHARED_ROWS_DATA + data->len, targets, ntargets);
+	/* paused flows and flows without a slot take nothing, and wait for nothing */
+	for (int i = 0; i < ntargets; i++)
+	{
+		FlowSlot   *slot = registry_find(targets[i].flow_id, true);
+
+		targets[i].queued = false;
+		/* (read without the spinlock: a stale answer only queues or logs one batch more) */
+		if (slot != NULL && !slot->paused)
+		{
+			live[nlive] = &targets[i];
+			waiting[nlive++] = targets[i];
+		}
+	}
+	if (nlive == 0)
+		return;
+	rows_dp = allocate_waiting(SHARED_ROWS_DATA + data->len, waiting, nlive);
 	if (!DsaPointerIsValid(rows_dp))
 		return;
 	rows = dsa_get_address(area, rows_dp);
@@ -264,8 +284,8 @@ queue_append(QueueTarget *targets, int ntargets, TransactionId xid, StringInfo d
 	pg_atomic_init_u32(&rows->refs, 1);
 	rows->len = data->len;
 	memcpy((char *) rows + SHARED_ROWS_DATA, data->data, data->len);
-	for (int i = 0; i < ntargets; i++)
-		targets[i].queued = link_batch(&targets[i], xid, rows_dp, data->len, now, wake);
+	for (int i = 0; i < nlive; i++)
+		live[i]->queued = link_batch(live[i], xid, rows_dp, data->len, now, wake);
 	release_rows(rows_dp);
 }
 
@@ -331,7 +351,10 @@ queue_remove(int64 flow_id, List *batches)
 	freed = palloc(sizeof(dsa_pointer) * list_length(batches));
 	slot = registry_lock_slot(flow_id, false);
 	if (slot == NULL)
+	{
+		pfree(freed);
 		return;
+	}
 	/* both in seq order: one walk unlinks them */
 	dp = slot->queue.head;
 	while (DsaPointerIsValid(dp) && lc != NULL)

@@ -358,17 +358,14 @@ chunk_time_range(RowChunk *chunk, PlanFlow *pf, int64 *lo, int64 *hi)
 {
 	TupleTableSlot *slot;
 	ChunkReader reader;
-	StringInfoData one;
 	int			sign;
 	bool		timed = pf->time_pos >= 0;
 
 	if (!timed || chunk->nrows == 0)
 		return timed;
-	initStringInfo(&one);
-	codec_append_chunk(&one, chunk->layout, NULL, 0, chunk->nrows, chunk->rows.data,
-					   chunk->rows.len);
-	codec_reader_init(&reader, one.data, one.len, 0, CurrentMemoryContext);
-	(void) codec_next_chunk(&reader);
+	/* read in place */
+	codec_reader_rows(&reader, chunk->layout->desc, chunk->rows.data, chunk->nrows,
+					  CurrentMemoryContext);
 	while (timed && (slot = codec_next_row(&reader, &sign)) != NULL)
 	{
 		bool		isnull;
@@ -385,7 +382,6 @@ chunk_time_range(RowChunk *chunk, PlanFlow *pf, int64 *lo, int64 *hi)
 		*hi = Max(*hi, t);
 	}
 	codec_reader_end(&reader);
-	pfree(one.data);
 	return timed;
 }
 
@@ -450,6 +446,8 @@ overflow_level(CaptureLevel *level, Oid relid)
 			kept = lappend(kept, chunk);
 	}
 	log_chunks_dirty(gone, 0, false);
+	foreach(lc, gone)
+		pfree(((RowChunk *) lfirst(lc))->rows.data);
 	old = MemoryContextSwitchTo(level->memory);
 	level->chunks = list_copy(kept);
 	level->overflowed = lappend_oid(level->overflowed, relid);
@@ -461,6 +459,14 @@ overflow_level(CaptureLevel *level, Oid relid)
 
 		level->bytes += (Size) chunk->rows.len * chunk->nflows;
 	}
+}
+
+/* The level's rows past the transaction's share of the queue go to the dirty log. */
+static void
+overflow_level_if_big(CaptureLevel *level)
+{
+	while (level->bytes > transaction_bytes_limit() && level->chunks != NIL)
+		overflow_level(level, ((RowChunk *) linitial(level->chunks))->layout->relid);
 }
 
 /* The rows of one statement (a transition table) or one row, with a sign. */
@@ -479,31 +485,39 @@ captured_count(CapturedRows *rows)
 	return rows->table ? tuplestore_tuple_count(rows->table) : 0;
 }
 
-static void
-copy_rows(RowChunk *chunk, Relation rel, CapturedRows *rows)
+/*
+ * Copies the rows into the chunk; false when they outgrow room (bytes of
+ * rows, times the flows they are for), which stops the copy.
+ */
+static bool
+copy_rows(RowChunk *chunk, Relation rel, CapturedRows *rows, Size room)
 {
 	TupleTableSlot *slot;
 	int			readptr;
+	Size		start = chunk->rows.len;
+	bool		fits = true;
 
 	if (rows->row != NULL)
 	{
 		codec_append_row(&chunk->rows, chunk->layout, rows->row, rows->sign);
 		chunk->nrows++;
-		return;
+		return (chunk->rows.len - start) * chunk->nflows <= room;
 	}
 	if (rows->table == NULL)
-		return;
+		return true;
 	/* our own read pointer: other triggers may read the same table */
 	readptr = tuplestore_alloc_read_pointer(rows->table, EXEC_FLAG_REWIND);
 	tuplestore_select_read_pointer(rows->table, readptr);
 	tuplestore_rescan(rows->table);
 	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsMinimalTuple);
-	while (tuplestore_gettupleslot(rows->table, true, false, slot))
+	while (fits && tuplestore_gettupleslot(rows->table, true, false, slot))
 	{
 		codec_append_row(&chunk->rows, chunk->layout, slot, rows->sign);
 		chunk->nrows++;
+		fits = (chunk->rows.len - start) * chunk->nflows <= room;
 	}
 	ExecDropSingleTupleTableSlot(slot);
+	return fits;
 }
 
 static void
@@ -516,6 +530,8 @@ capture_rows(Relation rel, StreamTaker *takers, int ntakers, CapturedRows *new_r
 	int			nmembers = 0;
 	RowChunk   *chunk;
 	Size		before;
+	Size		room;
+	bool		fits;
 	int64		nrows = captured_count(new_rows) + captured_count(old_rows);
 
 	if (nrows == 0)
@@ -558,11 +574,22 @@ capture_rows(Relation rel, StreamTaker *takers, int ntakers, CapturedRows *new_r
 	 */
 	chunk = level_chunk(level, plan, members, nmembers);
 	before = chunk->rows.len;
-	copy_rows(chunk, rel, new_rows);
-	copy_rows(chunk, rel, old_rows);
+	room = transaction_bytes_limit() - Min(level->bytes, transaction_bytes_limit());
+	fits = copy_rows(chunk, rel, new_rows, room) &&
+		copy_rows(chunk, rel, old_rows, room - (chunk->rows.len - before) * nmembers);
 	level->bytes += (chunk->rows.len - before) * nmembers;
-	if (level->bytes > transaction_bytes_limit())
+	if (!fits)
+	{
+		/*
+		 * Past the transaction's share of the queue (wide rows, say): what
+		 * the level has of the table goes to the dirty log, and so does
+		 * this statement, by the caller (the rows copied of it count twice
+		 * in the dirty log, which is harmless).
+		 */
 		overflow_level(level, RelationGetRelid(rel));
+		for (int i = 0; i < ntakers; i++)
+			takers[i].taken = false;
+	}
 }
 
 void
@@ -607,6 +634,13 @@ stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			parent->bytes += level->bytes;
 			MemoryContextSwitchTo(old);
 			levels = parent;
+
+			/*
+			 * Released savepoints add up (a PL/pgSQL loop with an
+			 * exception block per row): past the share, to the dirty log,
+			 * written in the subtransaction that commits into the parent.
+			 */
+			overflow_level_if_big(parent);
 		}
 		else
 			level->nestlevel = nestlevel - 1;	/* becomes the parent's */
@@ -650,6 +684,8 @@ ship_chunks(bool prepare)
 		log_chunks_dirty(levels->chunks, 0, false);
 		return;
 	}
+	/* (bounded at every statement and release; the last check before the copy) */
+	overflow_level_if_big(levels);
 	flow_ids = chunk_flow_ids(levels->chunks, 0);
 	targets = palloc0(sizeof(QueueTarget) * Max(list_length(flow_ids), 1));
 	foreach(lc, flow_ids)

@@ -73,6 +73,7 @@ typedef struct FlowShared
 	TimestampTz last_flush;
 	TimestampTz last_apply;		/* the last round that applied batches */
 	int64		last_write_us;	/* how long the last sink write took */
+	int64		last_write_groups;	/* and how many groups it wrote */
 	TimestampTz next_dirty_check;
 	TimestampTz retry_at;		/* after a failure */
 	TimestampTz busy_until;		/* after a lock a user's transaction held */

@@ -83,21 +83,28 @@
 
 /*
  * When the sink is written next.  Writes are paced by their cost: the next
- * one waits SINK_WRITE_PACE times as long as the last one took (at least
- * flush_interval), so that a load whose rows are nearly all groups of
- * their own (random times) spends at most a fifth of its worker on sink
- * writes and a group changed again meanwhile is written once; a live load
- * whose writes are short keeps flush_interval.  No applied change waits
- * longer than flowpg.max_sink_lag; flush_flow writes at once.
+ * one waits SINK_WRITE_PACE times as long as writing the groups changed
+ * now would take at the last write's pace (at least flush_interval).  So a
+ * load whose rows are nearly all groups of their own (random times)
+ * spends at most a fifth of its worker on sink writes, and a group changed
+ * again meanwhile is written once, while a live load whose changed groups
+ * are few keeps flush_interval.  No change waits longer than
+ * flowpg.max_sink_lag; flush_flow writes at once.
  */
 #define SINK_WRITE_PACE 4
 
 static TimestampTz
 next_sink_write(FlowShared *sh)
 {
+	int64		changed = store_changed_count_at(sh->store);
+	double		per_group = sh->last_write_groups > 0 ?
+		(double) sh->last_write_us / sh->last_write_groups : 0;
 	TimestampTz at = sh->last_flush +
-		Max((int64) flowpg_flush_interval_ms * 1000, SINK_WRITE_PACE * sh->last_write_us);
+		Max((int64) flowpg_flush_interval_ms * 1000,
+			(int64) (SINK_WRITE_PACE * per_group * changed));
 
+	/* changes a refill made have no batch time: the last write bounds them */
+	at = Min(at, sh->last_flush + (int64) flowpg_max_sink_lag_ms * 1000);
 	if (sh->oldest_unflushed != 0)
 		at = Min(at, sh->oldest_unflushed + (int64) flowpg_max_sink_lag_ms * 1000);
 	return at;
@@ -255,20 +262,28 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	}
 	t_dirty = GetCurrentTimestamp();
 
+	/* (rows of flows without aggregates wait in the queue, not in a state: not paced) */
 	flow->writing = flush_request != 0 || sh->evict_requested || repairing ||
-		flow->backfilling || now >= next_sink_write(sh);
+		flow->backfilling ||
+		(!flow->graph->plan->is_aggregate &&
+		 now - sh->last_flush >= (int64) flowpg_flush_interval_ms * 1000);
 	stream_apply_pending(flow);
 	sh->last_apply = now;
+	/* paced by what writing the groups changed by now costs */
+	if (!flow->writing && flow->graph->plan->is_aggregate)
+		flow->writing = now >= next_sink_write(sh);
 	t_apply = GetCurrentTimestamp();
 	wrote = stream_has_changes(flow) && flow->writing;
 	if (wrote)
 	{
+		int64		groups = store_changed_count_at(sh->store);
+
 		stream_write_sink(flow);
 		sh->last_flush = now;
+		sh->last_write_us = GetCurrentTimestamp() - t_apply;
+		sh->last_write_groups = groups;
 	}
 	t_write = GetCurrentTimestamp();
-	if (wrote)
-		sh->last_write_us = t_write - t_apply;
 
 	/*
 	 * The backfill of a streaming flow is its state's first load, which
@@ -650,10 +665,18 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	 * are the windows the last round logged dirty itself (a retraction the
 	 * state could not take): the recompute should not wait for the check.
 	 */
-	if (want == QUEUE_WANT_BATCHES || sh->fallback_logged ||
-		(DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store)))
+	if (want == QUEUE_WANT_BATCHES || sh->fallback_logged)
 	{
 		at = Max(sh->last_flush, sh->last_apply) + (int64) flowpg_flush_interval_ms * 1000;
+		if (at <= now)
+			return ROUND_WORK;
+		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
+	}
+	/* only changes waiting for their paced write */
+	else if (DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store))
+	{
+		at = Max(next_sink_write(sh),
+				 sh->last_apply + (int64) flowpg_flush_interval_ms * 1000);
 		if (at <= now)
 			return ROUND_WORK;
 		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
