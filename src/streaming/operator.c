@@ -89,19 +89,15 @@ compact_vars_mutator(Node *node, BuildContext *cxt)
 	return expression_tree_mutator(node, compact_vars_mutator, (void *) cxt);
 }
 
-/*
- * The compact row's column an expression is, when it is a plain column:
- * read from the row without running the expression (-1: it is not).
- */
+/* The row column a plain column expression reads, read without running it; else -1. */
 static int16
 plain_row_column(BuildContext *cxt, Node *expr)
 {
 	Var		   *var = (Var *) expr;
 
-	if (expr == NULL || !IsA(expr, Var) || var->varno != 1 || var->varlevelsup != 0 ||
-		var->varattno <= 0 || var->varattno > cxt->maxattno)
-		return -1;
-	return cxt->compact[var->varattno] - 1;
+	return expr == NULL || !IsA(expr, Var) || var->varno != 1 || var->varlevelsup != 0 ||
+		var->varattno <= 0 || var->varattno > cxt->maxattno ? -1 :
+		cxt->compact[var->varattno] - 1;
 }
 
 static ExprState *
@@ -820,14 +816,9 @@ graph_eval_agg_args(StreamGraph *graph, int i)
 	{
 		int			col = graph->arg_rowcols[i][a];
 
-		if (col >= 0)
-		{
-			graph->arg_values[a] = graph->row_slot->tts_values[col];
-			graph->arg_nulls[a] = graph->row_slot->tts_isnull[col];
-		}
-		else
-			graph->arg_values[a] = ExecEvalExpr(graph->agg_args[i][a], econtext,
-												&graph->arg_nulls[a]);
+		graph->arg_nulls[a] = col >= 0 && graph->row_slot->tts_isnull[col];
+		graph->arg_values[a] = col >= 0 ? graph->row_slot->tts_values[col] :
+			ExecEvalExpr(graph->agg_args[i][a], econtext, &graph->arg_nulls[a]);
 	}
 	return true;
 }
