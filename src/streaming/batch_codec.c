@@ -35,6 +35,7 @@
 #include "utils/rel.h"
 
 #include "batch_codec.h"
+#include "window.h"
 
 typedef struct ChunkHeader
 {
@@ -376,6 +377,27 @@ codec_next_row(ChunkReader *reader, int *sign)
 	*sign = header.sign;
 	ExecStoreMinimalTuple(tuple, reader->slot, false);
 	return reader->slot;
+}
+
+bool
+codec_rows_time_range(ChunkReader *reader, int column, Oid time_type, int64 *lo, int64 *hi)
+{
+	TupleTableSlot *slot;
+	int			sign;
+
+	while ((slot = codec_next_row(reader, &sign)) != NULL)
+	{
+		bool		isnull;
+		Datum		value = slot_getattr(slot, column + 1, &isnull);
+		int64		t;
+
+		if (isnull)
+			return false;
+		t = window_datum_to_ordinal(time_type, value);
+		*lo = Min(*lo, t);
+		*hi = Max(*hi, t);
+	}
+	return true;
 }
 
 void

@@ -96,4 +96,11 @@ extern Oid codec_column_type(ChunkReader *reader, int column);
 extern TupleTableSlot *codec_next_row(ChunkReader *reader, int *sign);
 extern void codec_reader_end(ChunkReader *reader);
 
+/*
+ * The lowest and highest time ordinal of the current chunk's remaining
+ * rows in a column; false, stopping there, at a row without one.
+ */
+extern bool codec_rows_time_range(ChunkReader *reader, int column, Oid time_type,
+								  int64 *lo, int64 *hi);
+
 #endif							/* FLOWPG_BATCH_CODEC_H */

@@ -192,32 +192,13 @@ batch_time_range(StreamFlow *flow, PendingBatch *pb, int64 *lo, int64 *hi)
 	StreamGraph *graph = flow->graph;
 	AttrNumber *map = palloc(sizeof(AttrNumber) * Max(graph->ncols, 1));
 	ChunkReader reader;
-	TupleTableSlot *slot;
-	int			sign;
 	bool		timed = graph->time_col >= 0;
 
 	codec_reader_init(&reader, pb->batch->data, pb->batch->len, flow->flow_id,
 					  CurrentMemoryContext);
 	while (timed && codec_next_chunk(&reader))
-	{
-		if (!chunk_columns(graph, &reader, map))
-			timed = false;
-		while (timed && (slot = codec_next_row(&reader, &sign)) != NULL)
-		{
-			bool		isnull;
-			Datum		value = slot_getattr(slot, map[graph->time_col], &isnull);
-			int64		t;
-
-			if (isnull)
-			{
-				timed = false;
-				break;
-			}
-			t = window_datum_to_ordinal(graph->time_type, value);
-			*lo = Min(*lo, t);
-			*hi = Max(*hi, t);
-		}
-	}
+		timed = chunk_columns(graph, &reader, map) &&
+			codec_rows_time_range(&reader, map[graph->time_col] - 1, graph->time_type, lo, hi);
 	codec_reader_end(&reader);
 	return timed;
 }

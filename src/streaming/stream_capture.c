@@ -356,9 +356,7 @@ chunk_flow_ids(List *chunks, int64 only_flow)
 static bool
 chunk_time_range(RowChunk *chunk, PlanFlow *pf, int64 *lo, int64 *hi)
 {
-	TupleTableSlot *slot;
 	ChunkReader reader;
-	int			sign;
 	bool		timed = pf->time_pos >= 0;
 
 	if (!timed || chunk->nrows == 0)
@@ -366,21 +364,7 @@ chunk_time_range(RowChunk *chunk, PlanFlow *pf, int64 *lo, int64 *hi)
 	/* read in place */
 	codec_reader_rows(&reader, chunk->layout->desc, chunk->rows.data, chunk->nrows,
 					  CurrentMemoryContext);
-	while (timed && (slot = codec_next_row(&reader, &sign)) != NULL)
-	{
-		bool		isnull;
-		Datum		value = slot_getattr(slot, pf->time_pos + 1, &isnull);
-		int64		t;
-
-		if (isnull)
-		{
-			timed = false;
-			break;
-		}
-		t = window_datum_to_ordinal(pf->time_type, value);
-		*lo = Min(*lo, t);
-		*hi = Max(*hi, t);
-	}
+	timed = codec_rows_time_range(&reader, pf->time_pos, pf->time_type, lo, hi);
 	codec_reader_end(&reader);
 	return timed;
 }

@@ -721,6 +721,26 @@ fi
 ###############################################################################
 ratio() { if [ "${2:-0}" = 0 ] || [ -z "$1" ] || [ "$1" = 0 ]; then echo "-"; else echo "scale=2; $1 / $2" | bc -l | sed 's/^\./0./'; fi; }
 fmt() { if [ -z "$1" ] || [ "$1" = 0 ]; then echo "-"; else printf '%.0f' "$1"; fi; }
+# The cells of the report's per-row tables: VALUE BASELINE (of no flow).
+sustained_cell() {
+    local r
+    if [ "$3" = none ]; then fmt "$1"; return; fi
+    r=$(ratio "$1" "$2")
+    if [ "$r" = - ]; then echo -; else echo "${r}x"; fi
+}
+cpu_cell() { if [ "$3" = none ]; then printf '%.2f' "$1"; else printf '%.2f (%+.2f)' "$1" "$(echo "$1 - $2" | bc -l)"; fi; }
+# print_rows ARRAY CELL: one row per configuration of the workload, a cell per method.
+print_rows() {
+    local -n values=$1
+    local config method
+    for config in $(workload_configs "$workload"); do
+        printf '%-26s' "$(config_label "$config")"
+        for method in "${METHODS[@]}"; do
+            printf ' %20s' "$($2 "${values[$workload,$config,$method]:-0}" "${values[$workload,none,$method]:-0}" "$config")"
+        done
+        echo
+    done
+}
 config_label() {
     case $1 in
         none) echo "no flow (baseline)" ;;
@@ -759,26 +779,9 @@ for config in $(workload_configs "$workload"); do
     printf ' %8.2fs  %s\n' "$c" "${VERIFIED[$workload,$config]}"
 done
 echo "sustained: rows / (load time + time until flush_flow returns), ratio to no flow"
-for config in $(workload_configs "$workload"); do
-    printf '%-26s' "$(config_label "$config")"
-    for method in "${METHODS[@]}"; do
-        r=${SUSTAINED[$workload,$config,$method]:-0}
-        if [ "$config" = none ]; then printf ' %20s' "$(fmt "$r")"
-        else printf ' %20s' "$(ratio "$r" "${SUSTAINED[$workload,none,$method]:-0}")x"; fi
-    done
-    echo
-done
+print_rows SUSTAINED sustained_cell
 echo "server CPU per row over the same span, microseconds (above no flow's)"
-for config in $(workload_configs "$workload"); do
-    printf '%-26s' "$(config_label "$config")"
-    for method in "${METHODS[@]}"; do
-        r=${CPU[$workload,$config,$method]:-0}
-        b=${CPU[$workload,none,$method]:-0}
-        if [ "$config" = none ]; then printf ' %20s' "$(printf '%.2f' "$r")"
-        else printf ' %20s' "$(printf '%.2f (%+.2f)' "$r" "$(echo "$r - $b" | bc -l)")"; fi
-    done
-    echo
-done
+print_rows CPU cpu_cell
 printf 'client (pgbench) CPU as a share of the busy machine, median over all its loads:'
 for method in "${METHODS[@]}"; do
     [ -f "$WORK/client_share.$workload.$method" ] || continue
