@@ -325,7 +325,6 @@ codec_next_chunk(ChunkReader *reader)
 		reader->layout_len = layout_len;
 		MemoryContextSwitchTo(old);
 	}
-	reader->relid = header.relid;
 	if (member)
 	{
 		memcpy(&reader->nmap, member + offsetof(MemberHeader, nmap), sizeof(int16));

@@ -65,7 +65,6 @@ typedef struct ChunkReader
 	char	   *end;
 	int64		flow_id;		/* whose chunks are read (0: every chunk) */
 	/* the current chunk */
-	Oid			relid;
 	TupleDesc	desc;			/* deforms its rows */
 	const Oid  *typids;
 	int16		nmap;

@@ -47,7 +47,6 @@
 #include "registry.h"
 #include "stream_capture.h"
 #include "subxact.h"
-#include "window.h"
 
 /* What a flow takes of a table's rows: its columns' places in the layout. */
 typedef struct PlanFlow
