@@ -297,6 +297,31 @@ CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
 	EXECUTE FUNCTION flowpg._on_ddl_command_end();
 
 /*
+ * 0.3 (issue 38): the batching flows of a table share one dirty-range
+ * record per (transaction, table, time column).  flows lists the flows it
+ * is still to be recomputed for; each removes itself once its refresh has
+ * recomputed the range, the last one deletes the record.  Written by the
+ * capture triggers with simple_heap_insert, as dirty_log.
+ */
+CREATE TABLE flowpg.table_dirty_log (
+	flows			bigint[] NOT NULL,
+	lo				bigint,
+	hi				bigint,
+	nrows			bigint NOT NULL,
+	logged_at		timestamptz NOT NULL
+);
+SELECT pg_catalog.pg_extension_config_dump('flowpg.table_dirty_log', '');
+REVOKE ALL ON flowpg.table_dirty_log FROM PUBLIC;
+
+/* Every flow's logged changes, from both logs: one row per flow and entry. */
+CREATE VIEW flowpg.dirty_entries AS
+SELECT flow_id, lo, hi, nrows, logged_at FROM flowpg.dirty_log
+UNION ALL
+SELECT f.flow_id, t.lo, t.hi, t.nrows, t.logged_at
+FROM flowpg.table_dirty_log t, LATERAL pg_catalog.unnest(t.flows) AS f(flow_id);
+REVOKE ALL ON flowpg.dirty_entries FROM PUBLIC;
+
+/*
  * 0.3 (issue 37): flow_stats says why a due batching flow waits for a
  * worker (its owner's share of the workers is taken while other roles have
  * batching flows, or every batching worker is busy), and since when.
@@ -367,7 +392,7 @@ LEFT JOIN flowpg._flow_waits() w ON w.flow_id = f.flow_id
 LEFT JOIN flowpg.flow_backfill b ON b.flow_id = f.flow_id
 LEFT JOIN (SELECT dl.flow_id, count(*) AS pending, sum(dl.nrows) AS pending_rows,
 				  min(dl.logged_at) AS oldest
-			 FROM flowpg.dirty_log dl GROUP BY dl.flow_id) d ON d.flow_id = f.flow_id
+			 FROM flowpg.dirty_entries dl GROUP BY dl.flow_id) d ON d.flow_id = f.flow_id
 /* the oldest change not in the sink: logged dirty, or queued */
 CROSS JOIN LATERAL (SELECT CASE WHEN d.oldest IS NULL AND s.oldest_queued_at IS NULL THEN interval '0'
 								ELSE pg_catalog.clock_timestamp() - LEAST(d.oldest, s.oldest_queued_at)

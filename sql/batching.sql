@@ -255,7 +255,7 @@ SELECT flow_mismatches('bt_ticks') AS mismatches;
 SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'bt_ticks';
 BEGIN;
 INSERT INTO bt.ticks VALUES ('2024-02-01 08:00+00', 0, 100000);
-SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'bt_ticks';	-- our own entry
+SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'bt_ticks';	-- appended at commit
 ROLLBACK;
 SELECT pending FROM flowpg.flow_stats WHERE flow_name = 'bt_ticks';
 SELECT flowpg.flush_flow('bt_ticks') AS written;
@@ -400,12 +400,12 @@ SELECT state, state_reason FROM flowpg.flows WHERE flow_name = 'bt_ticks';
 -- Clean up: the flows (their triggers go with them), the tables, the setting.
 ------------------------------------------------------------------------------
 INSERT INTO bt.events VALUES ('2024-01-01 03:00+00', 1, 'a', 1, true);	-- left pending
-SELECT count(*) > 0 AS pending FROM flowpg.dirty_log;
+SELECT count(*) > 0 AS pending FROM flowpg.dirty_entries;
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'bt\_%' ORDER BY flow_id;
 SELECT count(*) AS capture_triggers FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
  WHERE c.relnamespace = 'bt'::regnamespace AND t.tgname LIKE 'flowpg_capture%';
 -- their log entries, counters and errors are gone too
-SELECT (SELECT count(*) FROM flowpg.dirty_log WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS dirty_log,
+SELECT (SELECT count(*) FROM flowpg.dirty_entries WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS dirty_log,
 	   (SELECT count(*) FROM flowpg.flow_run WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS runs,
 	   (SELECT count(*) FROM flowpg.flow_error WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS errors;
 DROP SCHEMA bt CASCADE;

@@ -315,7 +315,7 @@ SELECT flowpg.drop_flow('bo_hourly');
 SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'bo.readings'::regclass;
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'bo\_%' ORDER BY flow_id;
 SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'bo.readings'::regclass;
-SELECT (SELECT count(*) FROM flowpg.dirty_log WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS dirty_log,
+SELECT (SELECT count(*) FROM flowpg.dirty_entries WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS dirty_log,
 	   (SELECT count(*) FROM flowpg.flow_run WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS runs;
 DROP SCHEMA bo CASCADE;
 DROP ROLE regress_bo_writer;

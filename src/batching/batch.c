@@ -493,7 +493,7 @@ refresh_end(BatchRun *run, List *consumed, BatchResult *result)
 	foreach(lc, consumed)
 		result->rows_in += ((DirtyEntry *) lfirst(lc))->nrows;
 	result->log_entries = list_length(consumed);
-	dirty_log_delete(consumed);
+	dirty_log_delete(run->entry->flow_id, consumed);
 }
 
 BatchResult

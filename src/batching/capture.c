@@ -69,6 +69,7 @@ typedef struct CaptureFlow
 	AttrNumber	time_attno;		/* 0: any change dirties the whole flow */
 	Oid			time_type;
 	bool		streaming;		/* inserted rows go to the streaming engine */
+	bool		batching;		/* a batching flow: its entries are the table's */
 	uint32		version;		/* of its operator graph */
 
 	/*
@@ -333,6 +334,7 @@ capture_entry(Oid relid)
 		 * statement's rows are its own the transition tables do not say,
 		 * so the windows of all of them are recomputed (a superset).
 		 */
+		cf->batching = strcmp(flow->mode, "batching") == 0;
 		cf->via_parent = table != relid && capture_is_descendant(relid, table);
 		if (cf->via_parent)
 			cf->streaming = false;
@@ -443,12 +445,15 @@ row_time(CaptureFlow *cf, TupleTableSlot *slot, int64 *t)
 }
 
 static void
-note_row(CaptureFlow *cf, TupleTableSlot *slot)
+note_row(Oid relid, CaptureFlow *cf, TupleTableSlot *slot)
 {
 	int64		t = 0;
 	bool		placed = row_time(cf, slot, &t);
 
-	dirty_log_note_row(cf->flow_id, !placed, t);
+	if (cf->batching)
+		dirty_log_note_table(relid, cf->time_attno, &cf->flow_id, 1, !placed, t, t, 1);
+	else
+		dirty_log_note_row(cf->flow_id, !placed, t);
 }
 
 /*
@@ -486,9 +491,9 @@ capture_row(TriggerData *trigdata, CaptureEntry *entry)
 			continue;
 		if (cf->streaming && takers[t++].taken)
 			continue;
-		note_row(cf, trigdata->tg_trigslot);
+		note_row(RelationGetRelid(trigdata->tg_relation), cf, trigdata->tg_trigslot);
 		if (update)
-			note_row(cf, trigdata->tg_newslot);
+			note_row(RelationGetRelid(trigdata->tg_relation), cf, trigdata->tg_newslot);
 	}
 }
 
@@ -506,6 +511,7 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	StreamTaker *takers;
 	int		   *taker_of;
 	int			ntakers = 0;
+	int64	   *shared;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event))
 		elog(ERROR, "flowpg_capture must be an AFTER trigger");
@@ -589,12 +595,26 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	if (nrows == 0)
 		return PointerGetDatum(NULL);
 
+	/* the batching flows share one entry per time column, the others have their own */
+	shared = palloc(sizeof(int64) * entry->nflows);
+	for (int j = -1; j < nranges; j++)
+	{
+		AttrNumber	attno = j < 0 ? 0 : ranges[j].attno;
+		int			nshared = 0;
+
+		for (int i = 0; i < entry->nflows; i++)
+			if (!taken[i] && entry->flows[i].batching && entry->flows[i].time_attno == attno)
+				shared[nshared++] = entry->flows[i].flow_id;
+		dirty_log_note_table(RelationGetRelid(rel), attno, shared, nshared,
+							 j < 0 || ranges[j].has_null,
+							 j < 0 ? 0 : ranges[j].lo, j < 0 ? 0 : ranges[j].hi, nrows);
+	}
 	for (int i = 0; i < entry->nflows; i++)
 	{
 		CaptureFlow *cf = &entry->flows[i];
 		ColumnRange *range = NULL;
 
-		if (taken[i])
+		if (taken[i] || cf->batching)
 			continue;			/* captured above */
 		for (int j = 0; j < nranges; j++)
 			if (ranges[j].attno == cf->time_attno)

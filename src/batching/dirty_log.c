@@ -11,6 +11,16 @@
  * refresh consumes them; the streaming engine sends there what it cannot
  * apply incrementally.
  *
+ * The batching flows of one source table share their entries: a writer
+ * notes the ranges its statements changed per (table, time column) and
+ * appends, when it commits or prepares, one row per range to
+ * flowpg.table_dirty_log naming every batching flow it dirties (a few
+ * disjoint ranges per transaction; the closest are merged beyond that).
+ * Each flow's refresh reads both logs and takes itself out of the shared
+ * rows it recomputed; the last one deletes the row.  Ranges noted in a
+ * savepoint rolled back later stay noted: a range recomputed for nothing
+ * costs time, never exactness.
+ *
  * Writers append with simple_heap_insert, so they need no rights on
  * flowpg's tables; there is no index, so that appending stays cheap.
  * Row-level capture (logical replication appliers, see capture.c) widens
@@ -30,6 +40,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -55,18 +66,45 @@ typedef struct XactFlow
 	int64		nrows;
 } XactFlow;
 
+/* Disjoint ranges a transaction keeps per table before merging the closest. */
+#define TABLE_RANGES_MAX 8
+
+/* The changes of this transaction to one table's time column, for its batching flows. */
+typedef struct XactTable
+{
+	Oid			relid;
+	AttrNumber	attno;			/* 0: the flows have no time column here */
+	int			level;			/* subtransaction nest level that noted it */
+	int			nflows;
+	int64	   *flows;
+	bool		whole;
+	int64		nrows;
+	int			nranges;
+	int64		lo[TABLE_RANGES_MAX + 1];
+	int64		hi[TABLE_RANGES_MAX + 1];
+} XactTable;
+
 static List *xact_flows = NIL;	/* XactFlow, in TopTransactionContext */
+static List *xact_tables = NIL; /* XactTable, in TopTransactionContext */
+static bool tables_logged = false;
 static bool precommit_done = false;
 static bool callback_registered = false;
 static Oid	dirty_log_relid = InvalidOid;
+static Oid	table_dirty_log_relid = InvalidOid;
 
 static void dirty_log_xact_callback(XactEvent event, void *arg);
+static void append_tables(void);
+static void dirty_log_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+									   SubTransactionId parentSubid, void *arg);
 
 static void
 relcache_callback(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || relid == dirty_log_relid)
+	if (relid == InvalidOid || relid == dirty_log_relid || relid == table_dirty_log_relid)
+	{
 		dirty_log_relid = InvalidOid;
+		table_dirty_log_relid = InvalidOid;
+	}
 }
 
 /*
@@ -82,6 +120,7 @@ dirty_log_register_callbacks(void)
 	if (callback_registered)
 		return;
 	RegisterXactCallback(dirty_log_xact_callback, NULL);
+	RegisterSubXactCallback(dirty_log_subxact_callback, NULL);
 	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
 	callback_registered = true;
 }
@@ -95,6 +134,17 @@ get_dirty_log_relid(void)
 	if (!OidIsValid(dirty_log_relid))
 		elog(ERROR, "flowpg.dirty_log is missing");
 	return dirty_log_relid;
+}
+
+/* InvalidOid while the database's objects predate the shared log (before 0.3). */
+static Oid
+get_table_dirty_log_relid(void)
+{
+	(void) get_dirty_log_relid();
+	if (!OidIsValid(table_dirty_log_relid))
+		table_dirty_log_relid = get_relname_relid("table_dirty_log",
+												  get_namespace_oid("flowpg", false));
+	return table_dirty_log_relid;
 }
 
 static XactFlow *
@@ -177,6 +227,214 @@ dirty_log_written_here(int64 flow_id)
 	return false;
 }
 
+/* The notes of a table's column at a nest level; NULL if none (and not create). */
+static XactTable *
+find_table(Oid relid, AttrNumber attno, int level, bool create)
+{
+	ListCell   *lc;
+	XactTable  *xt;
+	MemoryContext old;
+
+	foreach(lc, xact_tables)
+	{
+		xt = lfirst(lc);
+		if (xt->relid == relid && xt->attno == attno && xt->level == level)
+			return xt;
+	}
+	if (!create)
+		return NULL;
+	xt = MemoryContextAllocZero(TopTransactionContext, sizeof(XactTable));
+	xt->relid = relid;
+	xt->attno = attno;
+	xt->level = level;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	xact_tables = lappend(xact_tables, xt);
+	MemoryContextSwitchTo(old);
+	return xt;
+}
+
+/*
+ * Adds flows to the notes.  A flow created since the last statement (the
+ * capture's cache was reset) joins: it recomputes the earlier ranges too.
+ */
+static void
+add_flows(XactTable *xt, const int64 *flows, int nflows)
+{
+	for (int i = 0; i < nflows; i++)
+	{
+		bool		known = false;
+
+		for (int j = 0; j < xt->nflows && !known; j++)
+			known = xt->flows[j] == flows[i];
+		if (known)
+			continue;
+		xt->flows = xt->flows ? repalloc(xt->flows, sizeof(int64) * (xt->nflows + 1)) :
+			MemoryContextAlloc(TopTransactionContext, sizeof(int64));
+		xt->flows[xt->nflows++] = flows[i];
+	}
+}
+
+/* Adds lo..hi to a table's ranges: overlapping ones merge, the closest beyond the cap. */
+static void
+add_range(XactTable *xt, int64 lo, int64 hi)
+{
+	int			n = xt->nranges;
+
+	xt->lo[n] = lo;
+	xt->hi[n] = hi;
+	xt->nranges = ++n;
+	for (;;)
+	{
+		int			best_a = -1;
+		int			best_b = -1;
+		uint64		best_gap = PG_UINT64_MAX;
+
+		for (int a = 0; a < n; a++)
+			for (int b = 0; b < n; b++)
+			{
+				uint64		gap;
+
+				if (a == b || xt->lo[a] > xt->lo[b])
+					continue;
+				/* b starts at or after a: the gap between a's end and b's start */
+				gap = xt->lo[b] <= xt->hi[a] ? 0 : (uint64) xt->lo[b] - (uint64) xt->hi[a];
+				if (gap < best_gap)
+				{
+					best_gap = gap;
+					best_a = a;
+					best_b = b;
+				}
+			}
+		if (best_a < 0 || (best_gap > 1 && n <= TABLE_RANGES_MAX))
+			break;
+		xt->hi[best_a] = Max(xt->hi[best_a], xt->hi[best_b]);
+		xt->lo[best_b] = xt->lo[n - 1];
+		xt->hi[best_b] = xt->hi[n - 1];
+		xt->nranges = --n;
+	}
+}
+
+void
+dirty_log_note_table(Oid relid, AttrNumber attno, const int64 *flows, int nflows,
+					 bool whole, int64 lo, int64 hi, int64 nrows)
+{
+	XactTable  *xt;
+
+	if (nflows == 0)
+		return;
+	/* registers the commit callback */
+	if (!OidIsValid(get_table_dirty_log_relid()))
+	{
+		/* not updated yet: each flow's own entry, as before */
+		for (int i = 0; i < nflows; i++)
+			dirty_log_append(flows[i], whole || attno == 0, lo, hi, nrows);
+		return;
+	}
+	xt = find_table(relid, attno, GetCurrentTransactionNestLevel(), true);
+	add_flows(xt, flows, nflows);
+	xt->nrows += nrows;
+	if (whole || attno == 0)
+		xt->whole = true;
+	else if (lo <= hi)
+		add_range(xt, lo, hi);
+	/* noted by another PRE_COMMIT callback after ours: appended now */
+	if (precommit_done)
+		append_tables();
+}
+
+/*
+ * A savepoint's notes go with it when it is rolled back, and to its
+ * parent's when it is released, as entries appended there would.
+ */
+static void
+dirty_log_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						   SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	List	   *kept = NIL;
+	ListCell   *lc;
+	MemoryContext old;
+
+	if (xact_tables == NIL ||
+		(event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB))
+		return;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	foreach(lc, xact_tables)
+	{
+		XactTable  *xt = lfirst(lc);
+		XactTable  *parent;
+
+		if (xt->level < level)
+			kept = lappend(kept, xt);
+		else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		{
+			parent = find_table(xt->relid, xt->attno, level - 1, false);
+			if (parent == NULL)
+			{
+				xt->level = level - 1;
+				kept = lappend(kept, xt);
+				continue;
+			}
+			/* into the parent's notes, as a note made there */
+			add_flows(parent, xt->flows, xt->nflows);
+			parent->nrows += xt->nrows;
+			parent->whole |= xt->whole;
+			for (int r = 0; r < xt->nranges; r++)
+				add_range(parent, xt->lo[r], xt->hi[r]);
+		}
+	}
+	xact_tables = kept;
+	MemoryContextSwitchTo(old);
+}
+
+/* Appends one shared row per range the transaction's tables noted. */
+static void
+append_tables(void)
+{
+	ListCell   *lc;
+	Relation	rel;
+	TimestampTz now;
+
+	if (xact_tables == NIL || !OidIsValid(get_table_dirty_log_relid()))
+		return;
+	rel = table_open(get_table_dirty_log_relid(), RowExclusiveLock);
+	now = GetCurrentTimestamp();
+	foreach(lc, xact_tables)
+	{
+		XactTable  *xt = lfirst(lc);
+		Datum	   *ids = palloc(sizeof(Datum) * Max(xt->nflows, 1));
+		ArrayType  *flows;
+		int64		nrows_left = xt->nrows;
+
+		for (int i = 0; i < xt->nflows; i++)
+			ids[i] = Int64GetDatum(xt->flows[i]);
+		if (xt->nflows == 0)
+			continue;			/* its flows were dropped in this transaction */
+		flows = construct_array(ids, xt->nflows, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+								TYPALIGN_DOUBLE);
+		for (int r = 0; r < (xt->whole ? 1 : xt->nranges); r++)
+		{
+			Datum		values[5];
+			bool		nulls[5] = {false, xt->whole, xt->whole, false, false};
+			HeapTuple	tuple;
+
+			values[0] = PointerGetDatum(flows);
+			values[1] = Int64GetDatum(xt->whole ? 0 : xt->lo[r]);
+			values[2] = Int64GetDatum(xt->whole ? 0 : xt->hi[r]);
+			/* the rows counted once, on the first range */
+			values[3] = Int64GetDatum(nrows_left);
+			values[4] = TimestampTzGetDatum(now);
+			nrows_left = 0;
+			tuple = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+			simple_heap_insert(rel, tuple);
+			heap_freetuple(tuple);
+			tables_logged = true;
+		}
+	}
+	table_close(rel, RowExclusiveLock);
+	xact_tables = NIL;
+}
+
 /* Appends the ranges row-level capture noted. */
 static void
 append_noted(void)
@@ -205,9 +463,11 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_PREPARE:
 			append_noted();
+			append_tables();
 			break;
 		case XACT_EVENT_PRE_COMMIT:
 			append_noted();
+			append_tables();
 			/* before the commit: nothing after it may fail */
 			foreach(lc, xact_flows)
 			{
@@ -226,6 +486,7 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 				wake |= xf->logged;
 				wake_streaming |= xf->in_registry;
 			}
+			wake |= tables_logged;
 
 			/*
 			 * A streaming flow's round wants its dirt now; a batching flow
@@ -242,6 +503,8 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			xact_flows = NIL;	/* the memory goes with TopTransactionContext */
+			xact_tables = NIL;
+			tables_logged = false;
 			precommit_done = false;
 			break;
 		default:
@@ -256,8 +519,20 @@ dirty_log_read(int64 flow_id, int limit)
 	Datum		args[1] = {Int64GetDatum(flow_id)};
 	List	   *entries = NIL;
 	MemoryContext caller = CurrentMemoryContext;
-	char	   *sql = psprintf("SELECT ctid, lo, hi, nrows FROM flowpg.dirty_log WHERE flow_id = $1 "
-							   "ORDER BY lo NULLS FIRST, hi LIMIT %d", limit);
+	char	   *sql;
+
+	/*
+	 * A refresh in the writer's own transaction sees its changes, as it
+	 * sees its rows: its notes are appended now (not from within a
+	 * savepoint, whose rollback would take the parent's notes with it).
+	 */
+	if (GetCurrentTransactionNestLevel() == 1)
+		append_tables();
+	sql = psprintf("SELECT ctid, lo, hi, nrows, false FROM flowpg.dirty_log WHERE flow_id = $1 "
+							   "UNION ALL "
+							   "SELECT ctid, lo, hi, nrows, true FROM flowpg.table_dirty_log "
+							   "WHERE $1 = ANY (flows) "
+							   "ORDER BY 2 NULLS FIRST, 3 LIMIT %d", limit);
 
 	privileged_query(sql, 1, argtypes, args, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
@@ -272,6 +547,7 @@ dirty_log_read(int64 flow_id, int limit)
 		e->lo = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &e->whole));
 		e->hi = e->whole ? 0 : DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
 		e->nrows = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+		e->shared = DatumGetBool(SPI_getbinval(tuple, desc, 5, &isnull));
 		entries = lappend(entries, e);
 		MemoryContextSwitchTo(old);
 	}
@@ -279,39 +555,56 @@ dirty_log_read(int64 flow_id, int limit)
 	return entries;
 }
 
-void
-dirty_log_delete(List *entries)
+/* The tids of the entries of one log, as a tid[]; NULL when there are none. */
+static ArrayType *
+entry_tids(List *entries, bool shared)
 {
-	Datum	   *tids;
+	Datum	   *tids = palloc(sizeof(Datum) * Max(list_length(entries), 1));
 	ListCell   *lc;
-	ArrayType  *array;
-	Oid			argtypes[1] = {TIDARRAYOID};
-	Datum		args[1];
 	int			n = 0;
 
-	if (entries == NIL)
-		return;
-	tids = palloc(sizeof(Datum) * list_length(entries));
 	foreach(lc, entries)
-		tids[n++] = PointerGetDatum(&((DirtyEntry *) lfirst(lc))->tid);
-	array = construct_array(tids, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
-	args[0] = PointerGetDatum(array);
-	privileged_execute("DELETE FROM flowpg.dirty_log WHERE ctid = ANY ($1)",
-							   1, argtypes, args, NULL);
+	{
+		DirtyEntry *e = lfirst(lc);
+
+		if (e->shared == shared)
+			tids[n++] = PointerGetDatum(&e->tid);
+	}
+	if (n == 0)
+		return NULL;
+	return construct_array(tids, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
 }
 
-int
-dirty_log_delete_all(int64 flow_id, int64 *nrows)
+/*
+ * Takes the flow out of shared rows (those of tids, or all) in one
+ * statement: the last flow of a row deletes it.  A row another flow updated
+ * meanwhile has moved and is not found again: it keeps this flow, which
+ * recomputes its range once more later.  Returns how many rows it left;
+ * *nrows (if not NULL) gets their rows.
+ */
+static int
+leave_shared(int64 flow_id, ArrayType *tids, int64 *nrows)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(flow_id)};
+	Oid			argtypes[2] = {INT8OID, TIDARRAYOID};
+	Datum		args[2] = {Int64GetDatum(flow_id), PointerGetDatum(tids)};
+	const char *only = tids ? " AND ctid = ANY ($2)" : "";
 	int			n;
 
-	privileged_query("DELETE FROM flowpg.dirty_log WHERE flow_id = $1 RETURNING nrows",
-							 1, argtypes, args, NULL);
+	/* (flows dropped meanwhile do not keep a row: only living ones count) */
+	privileged_query(psprintf("WITH gone AS (DELETE FROM flowpg.table_dirty_log t "
+							  "  WHERE $1 = ANY (flows)%s AND NOT EXISTS "
+							  "    (SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f "
+							  "      ON f.flow_id = o WHERE o <> $1) RETURNING nrows), "
+							  "left_ AS (UPDATE flowpg.table_dirty_log t "
+							  "  SET flows = pg_catalog.array_remove(flows, $1) "
+							  "  WHERE $1 = ANY (flows)%s AND EXISTS "
+							  "    (SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f "
+							  "      ON f.flow_id = o WHERE o <> $1) RETURNING nrows) "
+							  "SELECT nrows FROM gone UNION ALL SELECT nrows FROM left_",
+							  only, only),
+					 tids ? 2 : 1, argtypes, args, NULL);
 	n = SPI_processed;
-	*nrows = 0;
-	for (uint64 i = 0; i < SPI_processed; i++)
+	for (uint64 i = 0; nrows && i < SPI_processed; i++)
 	{
 		bool		isnull;
 
@@ -322,14 +615,54 @@ dirty_log_delete_all(int64 flow_id, int64 *nrows)
 	return n;
 }
 
+void
+dirty_log_delete(int64 flow_id, List *entries)
+{
+	ArrayType  *own = entry_tids(entries, false);
+	ArrayType  *shared = entry_tids(entries, true);
+	Oid			argtypes[1] = {TIDARRAYOID};
+	Datum		args[1];
+
+	if (own)
+	{
+		args[0] = PointerGetDatum(own);
+		privileged_execute("DELETE FROM flowpg.dirty_log WHERE ctid = ANY ($1)",
+						   1, argtypes, args, NULL);
+	}
+	if (shared)
+		(void) leave_shared(flow_id, shared, NULL);
+}
+
+int
+dirty_log_delete_all(int64 flow_id, int64 *nrows)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(flow_id)};
+	int			n;
+
+	privileged_query("DELETE FROM flowpg.dirty_log WHERE flow_id = $1 RETURNING nrows",
+					 1, argtypes, args, NULL);
+	n = SPI_processed;
+	*nrows = 0;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		*nrows += DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+											  SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	privileged_query_end();
+	return n + leave_shared(flow_id, NULL, nrows);
+}
+
 List *
 dirty_log_flows(void)
 {
 	List	   *flows = NIL;
 	MemoryContext caller = CurrentMemoryContext;
 
-	privileged_query("SELECT flow_id, min(logged_at) FROM flowpg.dirty_log GROUP BY flow_id",
-							 0, NULL, NULL, NULL);
+	privileged_query("SELECT flow_id, min(logged_at) FROM flowpg.dirty_entries GROUP BY flow_id",
+					 0, NULL, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -348,5 +681,21 @@ dirty_log_flows(void)
 void
 dirty_log_forget(int64 flow_id)
 {
+	ListCell   *lc;
+
+	/* this transaction's own notes first: they are appended at its commit */
+	foreach(lc, xact_tables)
+	{
+		XactTable  *xt = lfirst(lc);
+
+		for (int i = 0; i < xt->nflows; i++)
+			if (xt->flows[i] == flow_id)
+				xt->flows[i] = xt->flows[--xt->nflows];
+	}
 	privileged_execute_for_flow("DELETE FROM flowpg.dirty_log WHERE flow_id = $1", flow_id);
+	(void) leave_shared(flow_id, NULL, NULL);
+	/* and rows only flows dropped before named (a writer that noted them committed after) */
+	privileged_execute("DELETE FROM flowpg.table_dirty_log t WHERE NOT EXISTS "
+					   "(SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f ON f.flow_id = o)",
+					   0, NULL, NULL, NULL);
 }

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * dirty_log.h
- *	  The dirty log (table flowpg.dirty_log): ranges of time values whose
- *	  windows must be recomputed from the source.  Every access to the
- *	  table goes through here.
+ *	  The dirty log (tables flowpg.dirty_log, a flow's own entries, and
+ *	  flowpg.table_dirty_log, those the batching flows of a table share):
+ *	  ranges of time values whose windows must be recomputed from the
+ *	  source.  Every access to the tables goes through here.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +13,7 @@
 
 #include "nodes/pg_list.h"
 #include "storage/itemptr.h"
+#include "access/attnum.h"
 #include "datatype/timestamp.h"
 
 /* One entry: time ordinals lo..hi of a flow, or the whole flow. */
@@ -22,6 +24,7 @@ typedef struct DirtyEntry
 	int64		lo;
 	int64		hi;
 	int64		nrows;
+	bool		shared;			/* a row of table_dirty_log */
 } DirtyEntry;
 
 /* The commit callback, registered from _PG_init. */
@@ -37,14 +40,23 @@ extern void dirty_log_append(int64 flow_id, bool whole, int64 lo, int64 hi, int6
  */
 extern void dirty_log_note_row(int64 flow_id, bool whole, int64 t);
 
+/*
+ * Notes that this transaction changed a table's rows with time ordinals
+ * lo..hi of its column attno (0: the flows have none there; whole: a row
+ * has no time) for its batching flows; appended once, shared by the flows,
+ * when it commits or prepares.
+ */
+extern void dirty_log_note_table(Oid relid, AttrNumber attno, const int64 *flows, int nflows,
+								 bool whole, int64 lo, int64 hi, int64 nrows);
+
 /* Has the current transaction logged anything for the flow? */
 extern bool dirty_log_written_here(int64 flow_id);
 
 /* The flow's entries, lowest range first, at most limit of them. */
 extern List *dirty_log_read(int64 flow_id, int limit);
 
-/* Deletes entries read by dirty_log_read. */
-extern void dirty_log_delete(List *entries);
+/* Consumes the flow's entries read by dirty_log_read. */
+extern void dirty_log_delete(int64 flow_id, List *entries);
 
 /* Deletes all the flow's entries visible now; *nrows gets their rows. */
 extern int	dirty_log_delete_all(int64 flow_id, int64 *nrows);

@@ -68,7 +68,7 @@ my $pending_sql = q{
 SELECT string_agg(flow_name || '=' || pending, ' ' ORDER BY flow_name) FROM flowpg.flow_stats};
 my $dirty_sql = q{
 SELECT count(*) || ' ' || coalesce(md5(string_agg(concat_ws('|', flow_id, lo, hi, nrows), ',' ORDER BY flow_id, lo, hi, nrows)), '')
-  FROM flowpg.dirty_log};
+  FROM flowpg.dirty_entries};
 my $triggers_sql = q{
 SELECT string_agg(tgname || ':' || tgenabled::text || ':' || tgfoid::regproc::text, ' ' ORDER BY tgname)
   FROM pg_trigger WHERE tgrelid = 'public.metrics'::regclass AND NOT tgisinternal};

@@ -67,7 +67,7 @@ if ($in_sink)
 else
 {
 	diag('sink rows: ' . $node->safe_psql('flows', 'SELECT coalesce(sum(n), 0) FROM s_sink'));
-	diag('dirty log entries: ' . $node->safe_psql('flows', 'SELECT count(*) FROM flowpg.dirty_log'));
+	diag('dirty log entries: ' . $node->safe_psql('flows', 'SELECT count(*) FROM flowpg.dirty_entries'));
 }
 
 # The same from a backend that wrote the dirty log before (the callback
