@@ -577,31 +577,32 @@ entry_tids(List *entries, bool shared)
 
 /*
  * Takes the flow out of shared rows (those of tids, or all) in one
- * statement: the last flow of a row deletes it.  A row another flow updated
- * meanwhile has moved and is not found again: it keeps this flow, which
- * recomputes its range once more later.  Returns how many rows it left;
- * *nrows (if not NULL) gets their rows.
+ * statement: the last living flow of a row deletes it.  A row another
+ * transaction has locked (another flow's refresh taking itself out) is
+ * skipped, never waited for -- the worker must not wait for a user's
+ * transaction, nor two refreshes for each other: the row keeps naming this
+ * flow, which recomputes its range once more at its next run.  Returns how
+ * many rows it left; *nrows (if not NULL) gets their rows.
  */
 static int
 leave_shared(int64 flow_id, ArrayType *tids, int64 *nrows)
 {
 	Oid			argtypes[2] = {INT8OID, TIDARRAYOID};
 	Datum		args[2] = {Int64GetDatum(flow_id), PointerGetDatum(tids)};
-	const char *only = tids ? " AND ctid = ANY ($2)" : "";
 	int			n;
 
-	/* (flows dropped meanwhile do not keep a row: only living ones count) */
-	privileged_query(psprintf("WITH gone AS (DELETE FROM flowpg.table_dirty_log t "
-							  "  WHERE $1 = ANY (flows)%s AND NOT EXISTS "
+	privileged_query(psprintf("WITH mine AS (SELECT t.ctid, EXISTS "
 							  "    (SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f "
-							  "      ON f.flow_id = o WHERE o <> $1) RETURNING nrows), "
-							  "left_ AS (UPDATE flowpg.table_dirty_log t "
+							  "      ON f.flow_id = o WHERE o <> $1) AS others "
+							  "  FROM flowpg.table_dirty_log t WHERE $1 = ANY (t.flows)%s "
+							  "  FOR UPDATE OF t SKIP LOCKED), "
+							  "gone AS (DELETE FROM flowpg.table_dirty_log "
+							  "  WHERE ctid IN (SELECT ctid FROM mine WHERE NOT others) RETURNING nrows), "
+							  "left_ AS (UPDATE flowpg.table_dirty_log "
 							  "  SET flows = pg_catalog.array_remove(flows, $1) "
-							  "  WHERE $1 = ANY (flows)%s AND EXISTS "
-							  "    (SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f "
-							  "      ON f.flow_id = o WHERE o <> $1) RETURNING nrows) "
+							  "  WHERE ctid IN (SELECT ctid FROM mine WHERE others) RETURNING nrows) "
 							  "SELECT nrows FROM gone UNION ALL SELECT nrows FROM left_",
-							  only, only),
+							  tids ? " AND t.ctid = ANY ($2)" : ""),
 					 tids ? 2 : 1, argtypes, args, NULL);
 	n = SPI_processed;
 	for (uint64 i = 0; nrows && i < SPI_processed; i++)
@@ -695,7 +696,9 @@ dirty_log_forget(int64 flow_id)
 	privileged_execute_for_flow("DELETE FROM flowpg.dirty_log WHERE flow_id = $1", flow_id);
 	(void) leave_shared(flow_id, NULL, NULL);
 	/* and rows only flows dropped before named (a writer that noted them committed after) */
-	privileged_execute("DELETE FROM flowpg.table_dirty_log t WHERE NOT EXISTS "
-					   "(SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f ON f.flow_id = o)",
+	privileged_execute("DELETE FROM flowpg.table_dirty_log WHERE ctid IN "
+					   "(SELECT t.ctid FROM flowpg.table_dirty_log t WHERE NOT EXISTS "
+					   "  (SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f ON f.flow_id = o) "
+					   " FOR UPDATE OF t SKIP LOCKED)",
 					   0, NULL, NULL, NULL);
 }
