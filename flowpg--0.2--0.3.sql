@@ -297,28 +297,40 @@ CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
 	EXECUTE FUNCTION flowpg._on_ddl_command_end();
 
 /*
- * 0.3 (issue 38): the batching flows of a table share one dirty-range
- * record per (transaction, table, time column).  flows lists the flows it
- * is still to be recomputed for; each removes itself once its refresh has
- * recomputed the range, the last one deletes the record.  Written by the
- * capture triggers with simple_heap_insert, as dirty_log.
+ * 0.3 (issue 38): the batching flows of a table share one dirty-range row
+ * per (transaction, table, time column): flows lists those it is for, xid
+ * is the writer's transaction.  Written by the capture triggers with
+ * simple_heap_insert, as dirty_log.  A flow's refresh claims the rows it has
+ * not seen (moves them, merged, into its own dirty_log entries) and records
+ * the snapshot it saw them in: table_dirty_seen.  The worker deletes the
+ * rows every flow of theirs has seen.  Neither is dumped: a restored flow
+ * recomputes its whole sink first (restore.c), and transaction ids mean
+ * nothing in another cluster.
  */
 CREATE TABLE flowpg.table_dirty_log (
+	xid				xid8 NOT NULL,
 	flows			bigint[] NOT NULL,
 	lo				bigint,
 	hi				bigint,
 	nrows			bigint NOT NULL,
 	logged_at		timestamptz NOT NULL
 );
-SELECT pg_catalog.pg_extension_config_dump('flowpg.table_dirty_log', '');
-REVOKE ALL ON flowpg.table_dirty_log FROM PUBLIC;
+CREATE TABLE flowpg.table_dirty_seen (
+	flow_id			bigint PRIMARY KEY REFERENCES flowpg.flow ON DELETE CASCADE,
+	seen			pg_snapshot NOT NULL	/* the rows visible in it are claimed */
+);
+REVOKE ALL ON flowpg.table_dirty_log, flowpg.table_dirty_seen FROM PUBLIC;
 
-/* Every flow's logged changes, from both logs: one row per flow and entry. */
+/* Every flow's logged changes not recomputed yet, from both logs. */
 CREATE VIEW flowpg.dirty_entries AS
 SELECT flow_id, lo, hi, nrows, logged_at FROM flowpg.dirty_log
 UNION ALL
-SELECT f.flow_id, t.lo, t.hi, t.nrows, t.logged_at
-FROM flowpg.table_dirty_log t, LATERAL pg_catalog.unnest(t.flows) AS f(flow_id);
+SELECT o.flow_id, t.lo, t.hi, t.nrows, t.logged_at
+FROM flowpg.table_dirty_log t
+CROSS JOIN LATERAL pg_catalog.unnest(t.flows) AS o(flow_id)
+JOIN flowpg.flow f ON f.flow_id = o.flow_id		/* not a dropped one */
+LEFT JOIN flowpg.table_dirty_seen s ON s.flow_id = o.flow_id
+WHERE s.seen IS NULL OR NOT pg_catalog.pg_visible_in_snapshot(t.xid, s.seen);
 REVOKE ALL ON flowpg.dirty_entries FROM PUBLIC;
 
 /*

@@ -38,15 +38,21 @@ SELECT flowpg.create_flow('sd_stream', 'sd.by_stream', $$
 SELECT flowpg.flush_flow(flow_name) >= 0 AS flushed FROM flowpg.flows
  WHERE flow_name LIKE 'sd\_%' ORDER BY flow_id;
 
--- The shared rows, with flow names and times for reading.
-CREATE FUNCTION sd.shared() RETURNS TABLE (flows text, lo timestamptz, hi timestamptz, nrows bigint)
+-- The shared rows, with the flows that have not claimed them yet, times for reading.
+CREATE FUNCTION sd.shared() RETURNS TABLE (unseen_by text, lo timestamptz, hi timestamptz, nrows bigint)
 LANGUAGE sql AS $$
-	SELECT (SELECT string_agg(f.flow_name, ',' ORDER BY f.flow_name)
-			  FROM unnest(t.flows) id JOIN flowpg.flows f ON f.flow_id = id),
+	SELECT u.names,
 		   to_timestamp(t.lo / 1e6) + (timestamptz '2000-01-01 00:00+00' - timestamptz 'epoch'),
 		   to_timestamp(t.hi / 1e6) + (timestamptz '2000-01-01 00:00+00' - timestamptz 'epoch'),
 		   t.nrows
-	  FROM flowpg.table_dirty_log t ORDER BY 1, 2 NULLS FIRST, 3$$;
+	  FROM flowpg.table_dirty_log t
+	 CROSS JOIN LATERAL (
+		SELECT string_agg(f.flow_name, ',' ORDER BY f.flow_name) AS names
+		  FROM unnest(t.flows) id JOIN flowpg.flows f ON f.flow_id = id
+		  LEFT JOIN flowpg.table_dirty_seen s ON s.flow_id = id
+		 WHERE s.seen IS NULL OR NOT pg_visible_in_snapshot(t.xid, s.seen)) u
+	 WHERE u.names IS NOT NULL
+	 ORDER BY 1, 2 NULLS FIRST, 3$$;
 CREATE FUNCTION sd.check(at_step text) RETURNS TABLE (step text, flow text, mismatches bigint)
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -78,11 +84,12 @@ ROLLBACK TO SAVEPOINT s;
 COMMIT;
 SELECT * FROM sd.shared();
 
--- One flow's refresh takes it out of the rows; the others keep them.
+-- One flow's refresh claims the rows (they are its own entries meanwhile,
+-- consumed in the same transaction); the others have still to.
 SELECT flowpg.flush_flow('sd_hour') >= 0 AS flushed;
 SELECT * FROM sd.shared();
 SELECT * FROM sd.check('statements');
-SELECT count(*) AS shared_rows FROM flowpg.table_dirty_log;
+SELECT count(*) AS unseen FROM sd.shared();
 
 -- Many disjoint ranges in one transaction: at most eight rows, the
 -- closest ranges merged.
@@ -90,7 +97,7 @@ BEGIN;
 INSERT INTO sd.src SELECT '2024-04-01 00:00+00'::timestamptz + i * interval '1 day',
 						  '2024-04-01 00:00+00', i % 3, i
   FROM generate_series(0, 11) i;
-SELECT count(*) AS own_rows FROM flowpg.table_dirty_log;	-- appended at commit
+SELECT count(*) AS rows_now FROM sd.shared();	-- appended at commit
 INSERT INTO sd.src VALUES ('2024-04-01 00:00+00', '2024-04-01 00:00+00', 0, 100);
 INSERT INTO sd.src VALUES ('2024-04-03 00:00+00', '2024-04-01 00:00+00', 0, 101);
 INSERT INTO sd.src VALUES ('2024-05-01 00:00+00', '2024-04-01 00:00+00', 0, 102);
@@ -130,7 +137,7 @@ SELECT * FROM sd.shared();
 SELECT * FROM sd.check('replica rows');
 
 -- A flow created inside the writer's transaction joins its row; a flow
--- dropped leaves the rows, and the last flow out deletes them.
+-- dropped no longer has rows to claim.
 BEGIN;
 INSERT INTO sd.src VALUES ('2024-03-10 00:00+00', '2024-03-10 00:00+00', 1, 11);
 SELECT flowpg.create_flow('sd_late', 'sd.by_late', $$
@@ -142,7 +149,7 @@ SELECT * FROM sd.shared();
 SELECT flowpg.drop_flow('sd_min');
 SELECT * FROM sd.shared();
 SELECT * FROM sd.check('flow DDL');
-SELECT count(*) AS shared_rows FROM flowpg.table_dirty_log;
+SELECT count(*) AS unseen FROM sd.shared();
 
 -- Writers need no rights on the log.
 CREATE ROLE regress_sd_writer;
@@ -155,9 +162,21 @@ RESET ROLE;
 SELECT * FROM sd.shared();
 SELECT * FROM sd.check('unprivileged writer');
 
-SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'sd\_%' ORDER BY flow_id;
-SELECT (SELECT count(*) FROM flowpg.dirty_entries) AS entries_left;
-DROP SCHEMA sd CASCADE;
-DROP ROLE regress_sd_writer;
+-- The worker deletes the rows every flow of theirs has seen.
+SELECT count(*) > 0 AS rows_kept FROM flowpg.table_dirty_log;
 ALTER SYSTEM RESET flowpg.enabled;
 SELECT pg_reload_conf();
+DO $$
+BEGIN
+	FOR i IN 1..300 LOOP
+		EXIT WHEN NOT EXISTS (SELECT FROM flowpg.table_dirty_log);
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+END $$;
+SELECT count(*) AS rows_left FROM flowpg.table_dirty_log;
+
+SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'sd\_%' ORDER BY flow_id;
+SELECT (SELECT count(*) FROM flowpg.dirty_entries) AS entries_left,
+	   (SELECT count(*) FROM flowpg.table_dirty_seen) AS seen_left;
+DROP SCHEMA sd CASCADE;
+DROP ROLE regress_sd_writer;

@@ -493,7 +493,25 @@ refresh_end(BatchRun *run, List *consumed, BatchResult *result)
 	foreach(lc, consumed)
 		result->rows_in += ((DirtyEntry *) lfirst(lc))->nrows;
 	result->log_entries = list_length(consumed);
-	dirty_log_delete(run->entry->flow_id, consumed);
+	dirty_log_delete(consumed);
+}
+
+/*
+ * How finely a batching flow's shared dirty-log rows are merged when it
+ * claims them: per second of timestamps, per value of other time ordinals;
+ * 0 for a streaming flow, which has no shared rows.
+ */
+static int64
+claim_unit(FlowEntry *entry)
+{
+	Oid			type;
+
+	if (strcmp(entry->mode, "batching") != 0)
+		return 0;
+	if (!OidIsValid(entry->time_relid))
+		return 1;
+	type = get_atttype(entry->time_relid, entry->time_attno);
+	return type == TIMESTAMPOID || type == TIMESTAMPTZOID ? USECS_PER_SEC : 1;
 }
 
 BatchResult
@@ -514,7 +532,7 @@ batch_refresh_dirty(FlowEntry *entry, BatchRecomputed *recomputed)
 	entry = lock_current_entry(entry->flow_id);
 	if (entry == NULL)
 		return result;
-	entries = dirty_log_read(entry->flow_id, MAX_LOG_ENTRIES_PER_RUN);
+	entries = dirty_log_read(entry->flow_id, claim_unit(entry), MAX_LOG_ENTRIES_PER_RUN);
 	if (entries == NIL)
 		return result;
 	result.more_pending = list_length(entries) == MAX_LOG_ENTRIES_PER_RUN;

@@ -15,11 +15,15 @@
  * notes the ranges its statements changed per (table, time column) and
  * appends, when it commits or prepares, one row per range to
  * flowpg.table_dirty_log naming every batching flow it dirties (a few
- * disjoint ranges per transaction; the closest are merged beyond that).
- * Each flow's refresh reads both logs and takes itself out of the shared
- * rows it recomputed; the last one deletes the row.  Ranges noted in a
- * savepoint rolled back later stay noted: a range recomputed for nothing
- * costs time, never exactness.
+ * disjoint ranges per transaction; the closest are merged beyond that),
+ * with its transaction id.  The notes are kept per savepoint level: a
+ * rollback takes its own away.  A flow's refresh first claims the shared
+ * rows it has not seen: it moves them, merged per second of their start,
+ * into its own entries and records the snapshot it read them in
+ * (flowpg.table_dirty_seen) -- the rows committed later are the ones not
+ * visible in it.  So a flow consumes shared rows without writing them, and
+ * no refresh waits for another's; the worker deletes the rows all their
+ * flows have seen (dirty_log_trim).
  *
  * Writers append with simple_heap_insert, so they need no rights on
  * flowpg's tables; there is no index, so that appending stays cheap.
@@ -35,6 +39,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -46,6 +51,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "utils/xid8.h"
 
 #include "catalog.h"
 #include "privileged.h"
@@ -414,16 +420,17 @@ append_tables(void)
 								TYPALIGN_DOUBLE);
 		for (int r = 0; r < (xt->whole ? 1 : xt->nranges); r++)
 		{
-			Datum		values[5];
-			bool		nulls[5] = {false, xt->whole, xt->whole, false, false};
+			Datum		values[6];
+			bool		nulls[6] = {false, false, xt->whole, xt->whole, false, false};
 			HeapTuple	tuple;
 
-			values[0] = PointerGetDatum(flows);
-			values[1] = Int64GetDatum(xt->whole ? 0 : xt->lo[r]);
-			values[2] = Int64GetDatum(xt->whole ? 0 : xt->hi[r]);
+			values[0] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+			values[1] = PointerGetDatum(flows);
+			values[2] = Int64GetDatum(xt->whole ? 0 : xt->lo[r]);
+			values[3] = Int64GetDatum(xt->whole ? 0 : xt->hi[r]);
 			/* the rows counted once, on the first range */
-			values[3] = Int64GetDatum(nrows_left);
-			values[4] = TimestampTzGetDatum(now);
+			values[4] = Int64GetDatum(nrows_left);
+			values[5] = TimestampTzGetDatum(now);
 			nrows_left = 0;
 			tuple = heap_form_tuple(RelationGetDescr(rel), values, nulls);
 			simple_heap_insert(rel, tuple);
@@ -512,8 +519,75 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/*
+ * A refresh in the writer's own transaction sees its changes, as it sees
+ * its rows: the flow's part of the transaction's notes becomes its own
+ * entries now (not from within a savepoint, whose rollback would take the
+ * parent's notes with it; its changes are then claimed after the commit).
+ */
+static void
+take_own_notes(int64 flow_id)
+{
+	ListCell   *lc;
+
+	if (GetCurrentTransactionNestLevel() != 1)
+		return;
+	foreach(lc, xact_tables)
+	{
+		XactTable  *xt = lfirst(lc);
+		bool		named = false;
+
+		for (int i = 0; i < xt->nflows; i++)
+			if (xt->flows[i] == flow_id)
+			{
+				xt->flows[i] = xt->flows[--xt->nflows];
+				named = true;
+				break;
+			}
+		if (!named)
+			continue;
+		if (xt->whole)
+			dirty_log_append(flow_id, true, 0, 0, xt->nrows);
+		for (int r = 0; !xt->whole && r < xt->nranges; r++)
+			dirty_log_append(flow_id, false, xt->lo[r], xt->hi[r], r == 0 ? xt->nrows : 0);
+	}
+}
+
+/*
+ * Claims the shared rows of the flow committed since its last claim: moves
+ * them into its own entries, merged per unit of their start (a second for
+ * timestamps: the windows recomputed grow by at most that), and records the
+ * snapshot of this statement as seen.  One statement, so that the rows
+ * moved are exactly those visible in the snapshot recorded.
+ */
+static void
+claim_shared(int64 flow_id, int64 unit)
+{
+	Oid			argtypes[2] = {INT8OID, INT8OID};
+	Datum		args[2] = {Int64GetDatum(flow_id), Int64GetDatum(unit)};
+
+	if (unit <= 0)
+		return;					/* not a batching flow: no shared rows */
+
+	take_own_notes(flow_id);
+	privileged_execute("WITH claimed AS ("
+					   "  SELECT min(t.lo) AS lo, max(t.hi) AS hi, sum(t.nrows) AS nrows, "
+					   "         min(t.logged_at) AS logged_at "
+					   "    FROM flowpg.table_dirty_log t "
+					   "   WHERE $1 = ANY (t.flows) AND NOT coalesce(pg_catalog.pg_visible_in_snapshot(t.xid, "
+					   "           (SELECT s.seen FROM flowpg.table_dirty_seen s WHERE s.flow_id = $1)), false) "
+					   "   GROUP BY t.lo IS NULL, pg_catalog.div(t.lo, $2)), "
+					   "moved AS (INSERT INTO flowpg.dirty_log (flow_id, lo, hi, nrows, logged_at) "
+					   "  SELECT $1, lo, hi, nrows, logged_at FROM claimed) "
+					   "INSERT INTO flowpg.table_dirty_seen (flow_id, seen) "
+					   "SELECT $1, pg_catalog.pg_current_snapshot() "
+					   "  WHERE EXISTS (SELECT FROM flowpg.flow WHERE flow_id = $1) "
+					   "ON CONFLICT (flow_id) DO UPDATE SET seen = excluded.seen",
+					   2, argtypes, args, NULL);
+}
+
 List *
-dirty_log_read(int64 flow_id, int limit)
+dirty_log_read(int64 flow_id, int64 unit, int limit)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(flow_id)};
@@ -521,19 +595,9 @@ dirty_log_read(int64 flow_id, int limit)
 	MemoryContext caller = CurrentMemoryContext;
 	char	   *sql;
 
-	/*
-	 * A refresh in the writer's own transaction sees its changes, as it
-	 * sees its rows: its notes are appended now (not from within a
-	 * savepoint, whose rollback would take the parent's notes with it).
-	 */
-	if (GetCurrentTransactionNestLevel() == 1)
-		append_tables();
-	sql = psprintf("SELECT ctid, lo, hi, nrows, false FROM flowpg.dirty_log WHERE flow_id = $1 "
-							   "UNION ALL "
-							   "SELECT ctid, lo, hi, nrows, true FROM flowpg.table_dirty_log "
-							   "WHERE $1 = ANY (flows) "
-							   "ORDER BY 2 NULLS FIRST, 3 LIMIT %d", limit);
-
+	claim_shared(flow_id, unit);
+	sql = psprintf("SELECT ctid, lo, hi, nrows FROM flowpg.dirty_log WHERE flow_id = $1 "
+				   "ORDER BY lo NULLS FIRST, hi LIMIT %d", limit);
 	privileged_query(sql, 1, argtypes, args, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -547,7 +611,6 @@ dirty_log_read(int64 flow_id, int limit)
 		e->lo = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &e->whole));
 		e->hi = e->whole ? 0 : DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
 		e->nrows = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
-		e->shared = DatumGetBool(SPI_getbinval(tuple, desc, 5, &isnull));
 		entries = lappend(entries, e);
 		MemoryContextSwitchTo(old);
 	}
@@ -555,83 +618,25 @@ dirty_log_read(int64 flow_id, int limit)
 	return entries;
 }
 
-/* The tids of the entries of one log, as a tid[]; NULL when there are none. */
-static ArrayType *
-entry_tids(List *entries, bool shared)
-{
-	Datum	   *tids = palloc(sizeof(Datum) * Max(list_length(entries), 1));
-	ListCell   *lc;
-	int			n = 0;
-
-	foreach(lc, entries)
-	{
-		DirtyEntry *e = lfirst(lc);
-
-		if (e->shared == shared)
-			tids[n++] = PointerGetDatum(&e->tid);
-	}
-	if (n == 0)
-		return NULL;
-	return construct_array(tids, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
-}
-
-/*
- * Takes the flow out of shared rows (those of tids, or all) in one
- * statement: the last living flow of a row deletes it.  A row another
- * transaction has locked (another flow's refresh taking itself out) is
- * skipped, never waited for -- the worker must not wait for a user's
- * transaction, nor two refreshes for each other: the row keeps naming this
- * flow, which recomputes its range once more at its next run.  Returns how
- * many rows it left; *nrows (if not NULL) gets their rows.
- */
-static int
-leave_shared(int64 flow_id, ArrayType *tids, int64 *nrows)
-{
-	Oid			argtypes[2] = {INT8OID, TIDARRAYOID};
-	Datum		args[2] = {Int64GetDatum(flow_id), PointerGetDatum(tids)};
-	int			n;
-
-	privileged_query(psprintf("WITH mine AS (SELECT t.ctid, EXISTS "
-							  "    (SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f "
-							  "      ON f.flow_id = o WHERE o <> $1) AS others "
-							  "  FROM flowpg.table_dirty_log t WHERE $1 = ANY (t.flows)%s "
-							  "  FOR UPDATE OF t SKIP LOCKED), "
-							  "gone AS (DELETE FROM flowpg.table_dirty_log "
-							  "  WHERE ctid IN (SELECT ctid FROM mine WHERE NOT others) RETURNING nrows), "
-							  "left_ AS (UPDATE flowpg.table_dirty_log "
-							  "  SET flows = pg_catalog.array_remove(flows, $1) "
-							  "  WHERE ctid IN (SELECT ctid FROM mine WHERE others) RETURNING nrows) "
-							  "SELECT nrows FROM gone UNION ALL SELECT nrows FROM left_",
-							  tids ? " AND t.ctid = ANY ($2)" : ""),
-					 tids ? 2 : 1, argtypes, args, NULL);
-	n = SPI_processed;
-	for (uint64 i = 0; nrows && i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		*nrows += DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-											  SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	privileged_query_end();
-	return n;
-}
-
 void
-dirty_log_delete(int64 flow_id, List *entries)
+dirty_log_delete(List *entries)
 {
-	ArrayType  *own = entry_tids(entries, false);
-	ArrayType  *shared = entry_tids(entries, true);
+	Datum	   *tids;
+	ListCell   *lc;
+	ArrayType  *array;
 	Oid			argtypes[1] = {TIDARRAYOID};
 	Datum		args[1];
+	int			n = 0;
 
-	if (own)
-	{
-		args[0] = PointerGetDatum(own);
-		privileged_execute("DELETE FROM flowpg.dirty_log WHERE ctid = ANY ($1)",
-						   1, argtypes, args, NULL);
-	}
-	if (shared)
-		(void) leave_shared(flow_id, shared, NULL);
+	if (entries == NIL)
+		return;
+	tids = palloc(sizeof(Datum) * list_length(entries));
+	foreach(lc, entries)
+		tids[n++] = PointerGetDatum(&((DirtyEntry *) lfirst(lc))->tid);
+	array = construct_array(tids, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
+	args[0] = PointerGetDatum(array);
+	privileged_execute("DELETE FROM flowpg.dirty_log WHERE ctid = ANY ($1)",
+					   1, argtypes, args, NULL);
 }
 
 int
@@ -641,6 +646,7 @@ dirty_log_delete_all(int64 flow_id, int64 *nrows)
 	Datum		args[1] = {Int64GetDatum(flow_id)};
 	int			n;
 
+	claim_shared(flow_id, PG_INT64_MAX);	/* (a streaming flow's claims nothing) */
 	privileged_query("DELETE FROM flowpg.dirty_log WHERE flow_id = $1 RETURNING nrows",
 					 1, argtypes, args, NULL);
 	n = SPI_processed;
@@ -653,7 +659,34 @@ dirty_log_delete_all(int64 flow_id, int64 *nrows)
 											  SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	privileged_query_end();
-	return n + leave_shared(flow_id, NULL, nrows);
+	return n;
+}
+
+void
+dirty_log_trim(void)
+{
+	/*
+	 * Per distinct list of flows: a row goes once every living flow of it
+	 * has seen it (its transaction is older than the oldest transaction
+	 * any of their snapshots still saw running); a living flow that never
+	 * claimed keeps them all; rows of dropped flows only go at once.
+	 * Locked rows are left for next time: the worker waits for no one.
+	 */
+	privileged_execute("WITH cut AS ("
+					   "  SELECT a.flows, CASE WHEN bool_or(f.flow_id IS NOT NULL AND s.seen IS NULL) "
+					   "                       THEN '0'::xid8 "
+					   "                       ELSE min(pg_catalog.pg_snapshot_xmin(s.seen)) "
+					   "                              FILTER (WHERE f.flow_id IS NOT NULL) END AS before "
+					   "    FROM (SELECT DISTINCT flows FROM flowpg.table_dirty_log) a "
+					   "    CROSS JOIN LATERAL pg_catalog.unnest(a.flows) AS o(id) "
+					   "    LEFT JOIN flowpg.flow f ON f.flow_id = o.id "
+					   "    LEFT JOIN flowpg.table_dirty_seen s ON s.flow_id = f.flow_id "
+					   "   GROUP BY a.flows) "
+					   "DELETE FROM flowpg.table_dirty_log WHERE ctid IN ("
+					   "  SELECT t.ctid FROM flowpg.table_dirty_log t JOIN cut c ON c.flows = t.flows "
+					   "   WHERE c.before IS NULL OR t.xid < c.before "
+					   "     FOR UPDATE OF t SKIP LOCKED)",
+					   0, NULL, NULL, NULL);
 }
 
 List *
@@ -684,7 +717,7 @@ dirty_log_forget(int64 flow_id)
 {
 	ListCell   *lc;
 
-	/* this transaction's own notes first: they are appended at its commit */
+	/* this transaction's own notes: they would be appended at its commit */
 	foreach(lc, xact_tables)
 	{
 		XactTable  *xt = lfirst(lc);
@@ -693,12 +726,6 @@ dirty_log_forget(int64 flow_id)
 			if (xt->flows[i] == flow_id)
 				xt->flows[i] = xt->flows[--xt->nflows];
 	}
+	/* its shared rows go with dirty_log_trim, its seen snapshot with the flow */
 	privileged_execute_for_flow("DELETE FROM flowpg.dirty_log WHERE flow_id = $1", flow_id);
-	(void) leave_shared(flow_id, NULL, NULL);
-	/* and rows only flows dropped before named (a writer that noted them committed after) */
-	privileged_execute("DELETE FROM flowpg.table_dirty_log WHERE ctid IN "
-					   "(SELECT t.ctid FROM flowpg.table_dirty_log t WHERE NOT EXISTS "
-					   "  (SELECT FROM pg_catalog.unnest(t.flows) o JOIN flowpg.flow f ON f.flow_id = o) "
-					   " FOR UPDATE OF t SKIP LOCKED)",
-					   0, NULL, NULL, NULL);
 }

@@ -24,7 +24,6 @@ typedef struct DirtyEntry
 	int64		lo;
 	int64		hi;
 	int64		nrows;
-	bool		shared;			/* a row of table_dirty_log */
 } DirtyEntry;
 
 /* The commit callback, registered from _PG_init. */
@@ -52,14 +51,21 @@ extern void dirty_log_note_table(Oid relid, AttrNumber attno, const int64 *flows
 /* Has the current transaction logged anything for the flow? */
 extern bool dirty_log_written_here(int64 flow_id);
 
-/* The flow's entries, lowest range first, at most limit of them. */
-extern List *dirty_log_read(int64 flow_id, int limit);
+/*
+ * The flow's entries, lowest range first, at most limit of them, once the
+ * shared rows it has not seen are claimed into them (merged per unit of
+ * their time ordinals).
+ */
+extern List *dirty_log_read(int64 flow_id, int64 unit, int limit);
 
-/* Consumes the flow's entries read by dirty_log_read. */
-extern void dirty_log_delete(int64 flow_id, List *entries);
+/* Deletes entries read by dirty_log_read. */
+extern void dirty_log_delete(List *entries);
 
 /* Deletes all the flow's entries visible now; *nrows gets their rows. */
 extern int	dirty_log_delete_all(int64 flow_id, int64 *nrows);
+
+/* Deletes the shared rows every flow of theirs has seen (the worker). */
+extern void dirty_log_trim(void);
 
 /* Deletes every entry of a flow that is dropped. */
 extern void dirty_log_forget(int64 flow_id);

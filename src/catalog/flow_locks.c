@@ -33,7 +33,7 @@
  * everyone takes them (flow first, as flow_lock_name does).
  */
 static const char *const worker_tables[] = {"flow", "flow_run", "dirty_log", "table_dirty_log",
-"flow_error", "pending_flow", "flow_backfill"};
+"table_dirty_seen", "flow_error", "pending_flow", "flow_backfill"};
 
 /* Lock tag class (field 4) of flow refresh locks; user advisory locks use 1 and 2. */
 #define FLOWPG_LOCK_CLASS 0x464C

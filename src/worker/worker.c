@@ -639,6 +639,7 @@ run_due_flows(long *wait_ms, bool *worked)
 		 */
 		if (batching_may_be_due(flows, now, &earliest))
 		{
+			dirty_log_trim();
 			dirty = dirty_log_flows();
 			pool_set_batching_due_from(0, schedule_changes);
 		}
