@@ -303,8 +303,8 @@ CREATE EVENT TRIGGER flowpg_ddl_command_end ON ddl_command_end
  * simple_heap_insert, as dirty_log.  A flow's refresh claims the rows it has
  * not seen (moves them, merged, into its own dirty_log entries) and records
  * the snapshot it saw them in: table_dirty_seen.  The worker deletes the
- * rows every flow of theirs has seen.  Neither is dumped: a restored flow
- * recomputes its whole sink first (restore.c), and transaction ids mean
+ * rows every flow of theirs has seen.  The rows are dumped (restored ones
+ * take the restoring transaction's id), the snapshots are not: they mean
  * nothing in another cluster.
  */
 CREATE TABLE flowpg.table_dirty_log (
@@ -320,6 +320,16 @@ CREATE TABLE flowpg.table_dirty_seen (
 	seen			pg_snapshot NOT NULL	/* the rows visible in it are claimed */
 );
 REVOKE ALL ON flowpg.table_dirty_log, flowpg.table_dirty_seen FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('flowpg.table_dirty_log', '');
+
+/* Restored rows take the restoring transaction's id (see dirty_log.c). */
+CREATE FUNCTION flowpg._dirty_row_restored()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flowpg_dirty_row_restored'
+LANGUAGE C;
+
+CREATE TRIGGER dirty_row_restored BEFORE INSERT ON flowpg.table_dirty_log
+	FOR EACH ROW EXECUTE FUNCTION flowpg._dirty_row_restored();
 
 /* Every flow's logged changes not recomputed yet, from both logs. */
 CREATE VIEW flowpg.dirty_entries AS

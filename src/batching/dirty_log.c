@@ -43,6 +43,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -58,6 +59,8 @@
 #include "dirty_log.h"
 #include "registry.h"
 #include "pool.h"
+
+PG_FUNCTION_INFO_V1(flowpg_dirty_row_restored);
 
 /* A flow's changes of this transaction. */
 typedef struct XactFlow
@@ -565,11 +568,21 @@ claim_shared(int64 flow_id, int64 unit)
 {
 	Oid			argtypes[2] = {INT8OID, INT8OID};
 	Datum		args[2] = {Int64GetDatum(flow_id), Int64GetDatum(unit)};
+	bool		any;
 
 	if (unit <= 0)
 		return;					/* not a batching flow: no shared rows */
 
 	take_own_notes(flow_id);
+	/* nothing to claim: no write (a flush in a read-only transaction works) */
+	privileged_query("SELECT FROM flowpg.table_dirty_log t "
+					 " WHERE $1 = ANY (t.flows) AND NOT coalesce(pg_catalog.pg_visible_in_snapshot(t.xid, "
+					 "         (SELECT s.seen FROM flowpg.table_dirty_seen s WHERE s.flow_id = $1)), false) "
+					 " LIMIT 1", 1, argtypes, args, NULL);
+	any = SPI_processed > 0;
+	privileged_query_end();
+	if (!any)
+		return;
 	privileged_execute("WITH claimed AS ("
 					   "  SELECT min(t.lo) AS lo, max(t.hi) AS hi, sum(t.nrows) AS nrows, "
 					   "         min(t.logged_at) AS logged_at "
@@ -690,13 +703,23 @@ dirty_log_trim(void)
 }
 
 List *
-dirty_log_flows(void)
+dirty_log_flows(List *flow_ids)
 {
 	List	   *flows = NIL;
 	MemoryContext caller = CurrentMemoryContext;
+	Datum	   *ids = palloc(sizeof(Datum) * Max(list_length(flow_ids), 1));
+	Oid			argtypes[1] = {INT8ARRAYOID};
+	Datum		args[1];
+	ListCell   *lc;
+	int			n = 0;
 
-	privileged_query("SELECT flow_id, min(logged_at) FROM flowpg.dirty_entries GROUP BY flow_id",
-					 0, NULL, NULL, NULL);
+	foreach(lc, flow_ids)
+		ids[n++] = Int64GetDatum(*(int64 *) lfirst(lc));
+	args[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64),
+											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	privileged_query("SELECT flow_id, min(logged_at) FROM flowpg.dirty_entries "
+					 "WHERE flow_id = ANY ($1) GROUP BY flow_id",
+					 1, argtypes, args, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -728,4 +751,27 @@ dirty_log_forget(int64 flow_id)
 	}
 	/* its shared rows go with dirty_log_trim, its seen snapshot with the flow */
 	privileged_execute_for_flow("DELETE FROM flowpg.dirty_log WHERE flow_id = $1", flow_id);
+}
+
+/*
+ * Rows of flowpg.table_dirty_log that arrive through SQL are restored ones
+ * (writers use simple_heap_insert, which fires no trigger): their
+ * transaction ids are another cluster's, so they take the restoring
+ * transaction's -- every flow of theirs claims them once it has committed.
+ */
+Datum
+flowpg_dirty_row_restored(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	int			column = 1;		/* xid */
+	Datum		value = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	bool		isnull = false;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		elog(ERROR, "flowpg_dirty_row_restored must be a BEFORE INSERT row trigger");
+	desc = RelationGetDescr(trigdata->tg_relation);
+	return PointerGetDatum(heap_modify_tuple_by_cols(trigdata->tg_trigtuple, desc, 1, &column,
+													 &value, &isnull));
 }

@@ -77,7 +77,7 @@ typedef struct DirtyFlow
 	TimestampTz oldest;
 } DirtyFlow;
 
-/* The flows that have entries (DirtyFlow). */
-extern List *dirty_log_flows(void);
+/* Those of the flows (int64 *) that have entries (DirtyFlow). */
+extern List *dirty_log_flows(List *flow_ids);
 
 #endif							/* FLOWPG_DIRTY_LOG_H */

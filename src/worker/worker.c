@@ -554,15 +554,16 @@ run_flow(DueFlow *due)
 }
 
 /*
- * Whether any batching flow may be due now, by its schedule alone (restored
+ * The batching flows that may be due now, by their schedule alone (restored
  * and backfilling flows are due whatever the dirty log holds: they do not
- * count).  When none is, *earliest is the first next_run_at (DT_NOEND when
- * there is no batching flow).
+ * count); *earliest gets the first next_run_at of the others (DT_NOEND when
+ * there is none).
  */
-static bool
+static List *
 batching_may_be_due(List *flows, TimestampTz now, TimestampTz *earliest)
 {
 	ListCell   *lc;
+	List	   *due = NIL;
 
 	*earliest = DT_NOEND;
 
@@ -573,10 +574,11 @@ batching_may_be_due(List *flows, TimestampTz now, TimestampTz *earliest)
 		if (!f->batching || f->restoring || f->backfilling)
 			continue;
 		if (!f->has_next_run || f->next_run_at <= now)
-			return true;
-		*earliest = Min(*earliest, f->next_run_at);
+			due = lappend(due, &f->flow_id);
+		else
+			*earliest = Min(*earliest, f->next_run_at);
 	}
-	return false;
+	return due;
 }
 
 /*
@@ -614,6 +616,8 @@ run_due_flows(long *wait_ms, bool *worked)
 		List	   *flows = catalog_schedule();
 		List	   *dirty = NIL;
 		TimestampTz earliest;
+		List	   *may_be_due;
+		static TimestampTz last_trim = 0;
 		ListCell   *lf;
 
 		/* a database with pending flows only keeps its worker: it starts them */
@@ -628,26 +632,32 @@ run_due_flows(long *wait_ms, bool *worked)
 			}
 
 		/*
-		 * The dirty log is read (a scan of all of it) only when a batching
-		 * flow may be due now: one that has never run, or whose next run
-		 * (min_refresh_interval after its last) has come.  Until then, no
+		 * The dirty log is read (the entries of the flows that may be due)
+		 * only when a batching flow may be due now: one that has never run,
+		 * or whose next run (min_refresh_interval after its last) has come.  Until then, no
 		 * change makes one due -- an EVAL INTERVAL tick comes no sooner than
 		 * next_run_at either -- so the worker sleeps until the earliest
 		 * next_run_at instead of reading, at every wake-up by a committing
 		 * writer, a log that grows with the ingest rate.  Writers of
 		 * batching flows do not wake it before then either.
 		 */
-		if (batching_may_be_due(flows, now, &earliest))
+		may_be_due = batching_may_be_due(flows, now, &earliest);
+
+		/* the others wake us when they can be due (if they have changes then) */
+		next_due = Min(next_due, earliest);
+		if (may_be_due != NIL)
 		{
-			dirty_log_trim();
-			dirty = dirty_log_flows();
+			/* now and then, not at every poll: it reads the whole shared log */
+			if (now - last_trim >= USECS_PER_SEC)
+			{
+				dirty_log_trim();
+				last_trim = now;
+			}
+			dirty = dirty_log_flows(may_be_due);
 			pool_set_batching_due_from(0, schedule_changes);
 		}
 		else
-		{
-			next_due = Min(next_due, earliest);
 			pool_set_batching_due_from(earliest, schedule_changes);
-		}
 		foreach(lf, flows)
 		{
 			FlowSchedule *f = lfirst(lf);
