@@ -703,23 +703,35 @@ dirty_log_trim(void)
 }
 
 List *
-dirty_log_flows(List *flow_ids)
+dirty_log_flows(const int64 *flow_ids, const bool *need_oldest, int n)
 {
 	List	   *flows = NIL;
 	MemoryContext caller = CurrentMemoryContext;
-	Datum	   *ids = palloc(sizeof(Datum) * Max(list_length(flow_ids), 1));
-	Oid			argtypes[1] = {INT8ARRAYOID};
-	Datum		args[1];
-	ListCell   *lc;
-	int			n = 0;
+	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *exact = palloc(sizeof(Datum) * Max(n, 1));
+	Oid			argtypes[2] = {INT8ARRAYOID, BOOLARRAYOID};
+	Datum		args[2];
 
-	foreach(lc, flow_ids)
-		ids[n++] = Int64GetDatum(*(int64 *) lfirst(lc));
+	for (int i = 0; i < n; i++)
+	{
+		ids[i] = Int64GetDatum(flow_ids[i]);
+		exact[i] = BoolGetDatum(need_oldest[i]);
+	}
 	args[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64),
 											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	privileged_query("SELECT flow_id, min(logged_at) FROM flowpg.dirty_entries "
-					 "WHERE flow_id = ANY ($1) GROUP BY flow_id",
-					 1, argtypes, args, NULL);
+	args[1] = PointerGetDatum(construct_array(exact, n, BOOLOID, 1, true, TYPALIGN_CHAR));
+
+	/*
+	 * Called at every poll while a flow may be due: the first entry found
+	 * will do, unless the oldest is needed (a flow on ticks), which reads
+	 * all of the flow's.
+	 */
+	privileged_query("SELECT f.id, CASE WHEN f.exact "
+					 "  THEN (SELECT min(d.logged_at) FROM flowpg.dirty_entries d WHERE d.flow_id = f.id) "
+					 "  ELSE (SELECT d.logged_at FROM flowpg.dirty_entries d WHERE d.flow_id = f.id LIMIT 1) "
+					 "  END AS oldest "
+					 "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2)) AS f(id, exact)",
+					 2, argtypes, args, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -728,6 +740,11 @@ dirty_log_flows(List *flow_ids)
 
 		flow->flow_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 		flow->oldest = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+		if (isnull)
+		{
+			MemoryContextSwitchTo(old);
+			continue;			/* no entry */
+		}
 		flows = lappend(flows, flow);
 		MemoryContextSwitchTo(old);
 	}

@@ -77,7 +77,10 @@ typedef struct DirtyFlow
 	TimestampTz oldest;
 } DirtyFlow;
 
-/* Those of the flows (int64 *) that have entries (DirtyFlow). */
-extern List *dirty_log_flows(List *flow_ids);
+/*
+ * Those of the n flows that have entries (DirtyFlow); oldest is the
+ * oldest entry's time where need_oldest says so, any entry's otherwise.
+ */
+extern List *dirty_log_flows(const int64 *flow_ids, const bool *need_oldest, int n);
 
 #endif							/* FLOWPG_DIRTY_LOG_H */

@@ -554,7 +554,7 @@ run_flow(DueFlow *due)
 }
 
 /*
- * The batching flows that may be due now, by their schedule alone (restored
+ * The batching flows (FlowSchedule) that may be due now, by their schedule alone (restored
  * and backfilling flows are due whatever the dirty log holds: they do not
  * count); *earliest gets the first next_run_at of the others (DT_NOEND when
  * there is none).
@@ -574,7 +574,7 @@ batching_may_be_due(List *flows, TimestampTz now, TimestampTz *earliest)
 		if (!f->batching || f->restoring || f->backfilling)
 			continue;
 		if (!f->has_next_run || f->next_run_at <= now)
-			due = lappend(due, &f->flow_id);
+			due = lappend(due, f);
 		else
 			*earliest = Min(*earliest, f->next_run_at);
 	}
@@ -653,7 +653,20 @@ run_due_flows(long *wait_ms, bool *worked)
 				dirty_log_trim();
 				last_trim = now;
 			}
-			dirty = dirty_log_flows(may_be_due);
+			{
+				ListCell   *lc2;
+				int64	   *ids = palloc(sizeof(int64) * list_length(may_be_due));
+				bool	   *need_oldest = palloc(sizeof(bool) * list_length(may_be_due));
+				int			n = 0;
+
+				/* only a flow on ticks needs its oldest change: the others, any */
+				foreach(lc2, may_be_due)
+				{
+					ids[n] = ((FlowSchedule *) lfirst(lc2))->flow_id;
+					need_oldest[n++] = ((FlowSchedule *) lfirst(lc2))->eval_interval != NULL;
+				}
+				dirty = dirty_log_flows(ids, need_oldest, n);
+			}
 			pool_set_batching_due_from(0, schedule_changes);
 		}
 		else
