@@ -96,6 +96,53 @@ DELETE FROM fp.inline_src WHERE k = 9;
 SELECT flowpg.flush_flow('fp_inline') >= 0 AS flushed;
 SELECT flow_mismatches('fp_inline') AS after_overflow;
 
+-- avg, variance and stddev of float8 inline (float8_accum's update, in
+-- place): each group's rows in one statement into new groups, so that the
+-- worker's rows go through the transition in the order the query's do,
+-- with values whose sums and squares round (tenths, tiny and huge ones),
+-- NaN and infinities; inline and generic against the query, bit for bit
+CREATE TABLE fp.var_src (k int, x float8);
+CREATE TABLE fp.var_generic_src (LIKE fp.var_src);
+CREATE FUNCTION fp.var_query(src text) RETURNS text LANGUAGE sql AS $$
+SELECT format($q$SELECT k, count(x) AS n, avg(x) AS mean, var_pop(x) AS vp, var_samp(x) AS vs,
+		stddev_pop(x) AS sp, stddev_samp(x) AS ss
+	FROM %s GROUP BY 1$q$, src)
+$$;
+SELECT flowpg.create_flow('fp_var', 'fp.var_sink', fp.var_query('fp.var_src'), mode => 'streaming') > 0 AS created;
+SET flowpg.inline_aggregates = off;
+SELECT flowpg.create_flow('fp_var_generic', 'fp.var_generic_sink', fp.var_query('fp.var_generic_src'),
+						  mode => 'streaming') > 0 AS created;
+RESET flowpg.inline_aggregates;
+SELECT line FROM flowpg.explain_flow('fp_var') AS e(line) WHERE line ~ '^    Path: ';
+CREATE FUNCTION fp.var_rows(src text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format($i$INSERT INTO %s
+	SELECT 1, i / 10.0 FROM generate_series(1, 997) i
+	UNION ALL SELECT 2, CASE WHEN i %% 2 = 0 THEN 1e-300 * i ELSE 1e150 / i END FROM generate_series(1, 301) i
+	UNION ALL SELECT 3, (i * 7919 %% 1000) / 3.0 - 111.1 FROM generate_series(1, 503) i
+	UNION ALL SELECT 4, x FROM unnest('{1.5, NaN, 2.5}'::float8[]) x
+	UNION ALL SELECT 5, x FROM unnest('{Infinity, 1, 2}'::float8[]) x
+	UNION ALL SELECT 6, x FROM unnest('{-Infinity, Infinity}'::float8[]) x
+	UNION ALL SELECT 7, x FROM unnest('{NaN}'::float8[]) x
+	UNION ALL SELECT 8, 42.125
+	UNION ALL SELECT 9, NULL$i$, src);
+END $$;
+SELECT fp.var_rows('fp.var_src');
+SET flowpg.inline_aggregates = off;
+SELECT fp.var_rows('fp.var_generic_src');
+RESET flowpg.inline_aggregates;
+SELECT flowpg.flush_flow('fp_var') >= 0 AS flushed, flowpg.flush_flow('fp_var_generic') >= 0 AS flushed;
+SELECT flow_mismatches('fp_var') AS inline_vs_query, flow_mismatches('fp_var_generic') AS generic_vs_query;
+SELECT k, n, mean, vp, ss FROM fp.var_sink WHERE k >= 4 ORDER BY k;
+-- finite inputs whose squares overflow: the error float8_accum raises
+INSERT INTO fp.var_src VALUES (10, 1e300), (10, -1e300);
+SELECT count(*) AS rows_kept FROM fp.var_src WHERE k = 10;
+SELECT flowpg.flush_flow('fp_var');
+SELECT sqlstate, message FROM flowpg.flow_errors WHERE flow_name = 'fp_var' ORDER BY at DESC LIMIT 1;
+DELETE FROM fp.var_src WHERE k = 10;
+SELECT flowpg.flush_flow('fp_var') >= 0 AS flushed;
+SELECT flow_mismatches('fp_var') AS after_overflow;
+
 -- the window cache: rows out of order across window edges, before 1970
 -- (negative ordinals), at infinity, with windows of fixed width (date_bin
 -- with an odd stride and origin) and of varying width (calendar months)

@@ -48,11 +48,11 @@ LANGUAGE sql AS $$
 	  FROM flowpg.table_dirty_log t
 	 CROSS JOIN LATERAL (
 		SELECT string_agg(f.flow_name, ',' ORDER BY f.flow_name) AS names
-		  FROM unnest(t.flows) id JOIN flowpg.flows f ON f.flow_id = id
+		  FROM unnest(t.flows) id JOIN flowpg.flows f ON f.flow_id = id AND f.flow_name LIKE 'sd\_%'
 		  LEFT JOIN flowpg.table_dirty_seen s ON s.flow_id = id
 		 WHERE s.seen IS NULL OR NOT pg_visible_in_snapshot(t.xid, s.seen)) u
 	 WHERE u.names IS NOT NULL
-	 ORDER BY 1, 2 NULLS FIRST, 3$$;
+	 ORDER BY 1, 2 NULLS FIRST, 3, 4$$;
 CREATE FUNCTION sd.check(at_step text) RETURNS TABLE (step text, flow text, mismatches bigint)
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -163,20 +163,22 @@ SELECT * FROM sd.shared();
 SELECT * FROM sd.check('unprivileged writer');
 
 -- The worker deletes the rows every flow of theirs has seen.
-SELECT count(*) > 0 AS rows_kept FROM flowpg.table_dirty_log;
+CREATE VIEW sd.rows AS SELECT t.* FROM flowpg.table_dirty_log t
+ WHERE t.flows && ARRAY(SELECT flow_id FROM flowpg.flows WHERE flow_name LIKE 'sd\_%');
+SELECT count(*) > 0 AS rows_kept FROM sd.rows;
 ALTER SYSTEM RESET flowpg.enabled;
 SELECT pg_reload_conf();
 DO $$
 BEGIN
 	FOR i IN 1..300 LOOP
-		EXIT WHEN NOT EXISTS (SELECT FROM flowpg.table_dirty_log);
+		EXIT WHEN NOT EXISTS (SELECT FROM sd.rows);
 		PERFORM pg_sleep(0.1);
 	END LOOP;
 END $$;
-SELECT count(*) AS rows_left FROM flowpg.table_dirty_log;
+SELECT count(*) AS rows_left FROM sd.rows;
 
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'sd\_%' ORDER BY flow_id;
-SELECT (SELECT count(*) FROM flowpg.dirty_entries) AS entries_left,
-	   (SELECT count(*) FROM flowpg.table_dirty_seen) AS seen_left;
+SELECT (SELECT count(*) FROM flowpg.dirty_entries WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS entries_left,
+	   (SELECT count(*) FROM flowpg.table_dirty_seen WHERE flow_id NOT IN (SELECT flow_id FROM flowpg.flow)) AS seen_left;
 DROP SCHEMA sd CASCADE;
 DROP ROLE regress_sd_writer;

@@ -29,6 +29,7 @@
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_agg.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/expandeddatum.h"
@@ -70,6 +71,8 @@ inline_fn_for(Oid fnoid)
 		case F_INT8SMALLER:
 		case F_TIMESTAMP_SMALLER:
 			return AGG_FN_INT64_SMALLER;
+		case F_FLOAT8_ACCUM:
+			return AGG_FN_FLOAT8_ACCUM;
 		default:
 			return AGG_FN_CALL;
 	}
@@ -178,6 +181,8 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 		if (def->retract == FLOW_RETRACT_INVERSE)
 			agg->inv_inline = inline_fn_for(def->minvtransfn);
 	}
+	else if (inline_functions && inline_fn_for(def->transfn) == AGG_FN_FLOAT8_ACCUM)
+		agg->trans_inline = AGG_FN_FLOAT8_ACCUM;	/* its array, in place */
 	initval = SysCacheGetAttr(AGGFNOID, tuple,
 							  def->moving ? Anum_pg_aggregate_aggminitval : Anum_pg_aggregate_agginitval,
 							  &isnull);
@@ -341,9 +346,54 @@ call_inline(AggInlineFn fn, Datum state, Datum arg)
 		case AGG_FN_INT64_SMALLER:
 			return DatumGetInt64(state) < DatumGetInt64(arg) ? state : arg;
 		case AGG_FN_CALL:
+		case AGG_FN_FLOAT8_ACCUM:	/* in place: float8_accum_inline */
 			break;
 	}
 	pg_unreachable();
+}
+
+/*
+ * float8_accum's state, {N, sum(X), sum((X - mean)^2) * N}, and one more
+ * input: the Youngs-Cramer update, in the order PostgreSQL computes it (so
+ * the same bits), with its overflow error and NaN rules; updated in place,
+ * as the function itself does when called by an aggregate.  False when the
+ * state is not a plain 3-element float8 array: the function is called then.
+ */
+static bool
+float8_accum_inline(Datum state, float8 x)
+{
+	ArrayType  *array = (ArrayType *) DatumGetPointer(state);
+	float8	   *values;
+	float8		n;
+	float8		sx;
+	float8		sxx;
+
+	if (VARATT_IS_EXTENDED(array) || ARR_NDIM(array) != 1 || ARR_DIMS(array)[0] != 3 ||
+		ARR_HASNULL(array) || ARR_ELEMTYPE(array) != FLOAT8OID)
+		return false;
+	values = (float8 *) ARR_DATA_PTR(array);
+	n = values[0] + 1.0;
+	sx = values[1] + x;
+	sxx = values[2];
+	if (values[0] > 0.0)
+	{
+		float8		d = x * n - sx;
+
+		sxx += d * d / (n * values[0]);
+		/* infinite from finite: an overflow; from an infinite input: NaN */
+		if (isinf(sx) || isinf(sxx))
+		{
+			if (!isinf(values[1]) && !isinf(x))
+				float_overflow_error();
+			sxx = get_float8_nan();
+		}
+	}
+	else if (isnan(x) || isinf(x))
+		sxx = get_float8_nan();	/* the first input: only a non-finite one matters */
+	values[0] = n;
+	values[1] = sx;
+	values[2] = sxx;
+	return true;
 }
 
 /* Calls a transition, combine or inverse function on trans and one more input. */
@@ -357,7 +407,16 @@ call_transition(AggContext *cxt, AggSupport *agg, FmgrInfo *fn, AggTrans *trans,
 		fn == &agg->invtransfn ? agg->inv_inline : agg->combine_inline;
 
 	/* every inline function is strict: NULLs were dealt with by our callers */
-	if (inline_fn != AGG_FN_CALL && !trans->isnull && (nargs == 0 || !argnulls[0]))
+	if (inline_fn == AGG_FN_FLOAT8_ACCUM)
+	{
+		if (!trans->isnull && !argnulls[0] &&
+			float8_accum_inline(trans->value, DatumGetFloat8(args[0])))
+		{
+			trans->noinit = false;
+			return;
+		}
+	}
+	else if (inline_fn != AGG_FN_CALL && !trans->isnull && (nargs == 0 || !argnulls[0]))
 	{
 		trans->value = call_inline(inline_fn, trans->value, nargs > 0 ? args[0] : (Datum) 0);
 		trans->noinit = false;

@@ -16,9 +16,11 @@
 #include "planner.h"
 
 /*
- * Built-in transition and combine functions over by-value states that are
- * computed inline instead of through fmgr (count, sum and min/max of
- * float8, int4, int8, timestamps): the same arithmetic, the same errors.
+ * Built-in transition and combine functions computed inline instead of
+ * through fmgr (count, sum and min/max of float8, int4, int8, timestamps
+ * over by-value states; avg, variance and stddev of float8 on their
+ * 3-element array, updated in place as the function itself does under an
+ * aggregate): the same arithmetic, the same errors.
  */
 typedef enum AggInlineFn
 {
@@ -32,7 +34,8 @@ typedef enum AggInlineFn
 	AGG_FN_INT4_LARGER,
 	AGG_FN_INT4_SMALLER,
 	AGG_FN_INT64_LARGER,		/* int8, timestamp and timestamptz */
-	AGG_FN_INT64_SMALLER
+	AGG_FN_INT64_SMALLER,
+	AGG_FN_FLOAT8_ACCUM			/* avg, var_*, stddev_* of float8 */
 } AggInlineFn;
 
 /* The support functions of one aggregate call, looked up once. */
