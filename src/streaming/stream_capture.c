@@ -40,6 +40,7 @@
 
 #include "batch_codec.h"
 #include "capture_graphs.h"
+#include "catalog.h"
 #include "dirty_log.h"
 #include "guc.h"
 #include "pool.h"
@@ -95,6 +96,7 @@ static bool wake_at_commit = false; /* a queue this commit feeds was idle or is 
 
 static List *plan_cache = NIL;	/* TablePlan, in plan_memory */
 static MemoryContext plan_memory = NULL;
+static Oid	plans_catalog_relid = InvalidOid;	/* flowpg.flow's */
 
 static void stream_xact_callback(XactEvent event, void *arg);
 static void stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -103,7 +105,18 @@ static void stream_subxact_callback(SubXactEvent event, SubTransactionId mySubid
 static void
 plans_relcache_callback(Datum arg, Oid relid)
 {
-	/* a flow created or dropped, ALTER TABLE: the plans are made again */
+	bool		concerned = relid == InvalidOid || relid == plans_catalog_relid;
+	ListCell   *lc;
+
+	/*
+	 * Flow DDL (an invalidation of the catalog) or ALTER TABLE of a cached
+	 * table: the plans are made again; another table's (an ANALYZE, say)
+	 * leaves them.
+	 */
+	foreach(lc, plan_cache)
+		concerned |= ((TablePlan *) lfirst(lc))->relid == relid;
+	if (!concerned)
+		return;
 	if (plan_memory)
 		MemoryContextReset(plan_memory);
 	plan_cache = NIL;
@@ -280,6 +293,7 @@ table_plan(Relation rel, StreamTaker *takers, int ntakers)
 		if (plan)
 			return plan;
 	}
+	plans_catalog_relid = catalog_relid();
 	edata = subxact_run(build_plan, &call);
 	if (edata != NULL)
 	{
