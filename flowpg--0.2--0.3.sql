@@ -419,3 +419,50 @@ LEFT JOIN (SELECT dl.flow_id, count(*) AS pending, sum(dl.nrows) AS pending_rows
 CROSS JOIN LATERAL (SELECT CASE WHEN d.oldest IS NULL AND s.oldest_queued_at IS NULL THEN interval '0'
 								ELSE pg_catalog.clock_timestamp() - LEAST(d.oldest, s.oldest_queued_at)
 						   END AS lag) g;
+
+/*
+ * 0.3 (issue 38): a transaction's rows are queued once for all the
+ * streaming flows of its table.  The server row of flowpg.memory says what
+ * the queue area holds (each transaction's rows once); a database's and a
+ * flow's queue_bytes count a batch once per flow waiting for it.
+ */
+CREATE FUNCTION flowpg._queue_bytes()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flowpg_queue_bytes'
+LANGUAGE C VOLATILE;
+
+CREATE OR REPLACE VIEW flowpg.memory AS
+WITH flows AS (
+	SELECT f.flow_id, f.flow_name, s.state_groups, s.state_bytes, s.queued_batches,
+		   s.queued_bytes, s.fallbacks, l.degraded, l.degrades, l.evictions
+	FROM flowpg.flow f
+	CROSS JOIN LATERAL flowpg._stream_stats(f.flow_id) s
+	CROSS JOIN LATERAL flowpg._stream_live(f.flow_id) l
+	WHERE f.mode = 'streaming')
+SELECT 'server'::text AS scope, NULL::text AS database, NULL::bigint AS flow_id,
+	   NULL::text AS flow_name,
+	   m.server_state_bytes AS state_bytes,
+	   pg_catalog.pg_size_bytes(pg_catalog.current_setting('flowpg.state_memory', true)) AS state_limit,
+	   NULL::bigint AS state_groups,
+	   flowpg._queue_bytes() AS queue_bytes,
+	   pg_catalog.pg_size_bytes(pg_catalog.current_setting('flowpg.queue_memory', true)) AS queue_limit,
+	   NULL::bigint AS queue_batches,
+	   NULL::bigint AS degraded_flows, NULL::bigint AS degrades, NULL::bigint AS evictions,
+	   NULL::bigint AS fallbacks
+FROM flowpg._database_memory() m
+UNION ALL
+SELECT 'database', pg_catalog.current_database()::text, NULL, NULL,
+	   m.state_bytes, m.state_share,
+	   (SELECT sum(state_groups)::bigint FROM flows),
+	   (SELECT coalesce(sum(queued_bytes), 0)::bigint FROM flows),
+	   pg_catalog.pg_size_bytes(pg_catalog.current_setting('flowpg.queue_memory', true)),
+	   (SELECT coalesce(sum(queued_batches), 0)::bigint FROM flows),
+	   (SELECT count(*) FILTER (WHERE degraded) FROM flows),
+	   (SELECT coalesce(sum(degrades), 0)::bigint FROM flows),
+	   (SELECT coalesce(sum(evictions), 0)::bigint FROM flows),
+	   (SELECT coalesce(sum(fallbacks), 0)::bigint FROM flows)
+FROM flowpg._database_memory() m
+UNION ALL
+SELECT 'flow', pg_catalog.current_database()::text, flow_id, flow_name, state_bytes, NULL, state_groups, queued_bytes, NULL,
+	   queued_batches, degraded::int, degrades, evictions, fallbacks
+FROM flows;

@@ -113,5 +113,23 @@ UPDATE sc.src SET a = a + 1 WHERE device = 1 AND ts < '2024-06-01 00:30+00';
 SELECT * FROM sc.check('old rows taken back');
 SELECT device, se, n FROM sc.by_e ORDER BY device;
 
+-- the queue holds a transaction's rows once for all the flows: the
+-- server's queue_bytes counts them once, the database's (its flows' sum)
+-- once per flow.  Rounds 30 s apart, the last one just run (flush_flow),
+-- keep the statement's batch queued while flowpg.memory is read.
+SELECT count(*) AS streaming_flows FROM flowpg.flows WHERE flow_name LIKE 'sc\_%' AND mode = 'streaming';
+ALTER SYSTEM SET flowpg.flush_interval = '30s';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+SELECT flowpg.flush_flow(flow_name) >= 0 AS flushed FROM flowpg.flows WHERE flow_name LIKE 'sc\_%';
+INSERT INTO sc.src (ts, device, a, b, c, d, e)
+SELECT '2024-06-01 06:00+00'::timestamptz + i * interval '1 second', i % 5, i, i, 'keep', i, i
+  FROM generate_series(1, 2000) i;
+SELECT round(d.queue_bytes::numeric / NULLIF(s.queue_bytes, 0), 1) AS flows_per_copy
+  FROM flowpg.memory d, flowpg.memory s WHERE d.scope = 'database' AND s.scope = 'server';
+ALTER SYSTEM RESET flowpg.flush_interval;
+SELECT pg_reload_conf();
+SELECT * FROM sc.check('queued once');
+
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'sc\_%';
 DROP SCHEMA sc CASCADE;

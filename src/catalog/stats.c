@@ -37,6 +37,7 @@
 #include "shmem.h"
 #include "stats.h"
 #include "pool.h"
+#include "queue.h"
 
 /* How many errors are kept per flow. */
 #define ERRORS_KEPT 20
@@ -395,6 +396,15 @@ flowpg_database_memory(PG_FUNCTION_ARGS)
 	values[1] = Int64GetDatum(server_bytes);
 	values[2] = Int64GetDatum(share);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(flowpg_queue_bytes);
+
+/* flowpg._queue_bytes(): the rows the server's queue area holds now. */
+Datum
+flowpg_queue_bytes(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) queue_rows_bytes());
 }
 
 PG_FUNCTION_INFO_V1(flowpg_flow_state);

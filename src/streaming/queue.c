@@ -72,6 +72,7 @@ typedef struct QueueShared
 {
 	int			tranche;
 	Size		area_size;
+	pg_atomic_uint64 rows_bytes;	/* of the transactions' rows held now */
 } QueueShared;
 
 static QueueShared *queue_shared = NULL;
@@ -105,6 +106,7 @@ queue_shmem_startup(void)
 
 		queue_shared->tranche = LWLockNewTrancheId();
 		queue_shared->area_size = area_size();
+		pg_atomic_init_u64(&queue_shared->rows_bytes, 0);
 		created = dsa_create_in_place(area_place, area_size(), queue_shared->tranche, NULL);
 		dsa_set_size_limit(created, area_size());
 		dsa_detach(created);
@@ -135,7 +137,16 @@ release_rows(dsa_pointer dp)
 	SharedRows *rows = dsa_get_address(area, dp);
 
 	if (pg_atomic_sub_fetch_u32(&rows->refs, 1) == 0)
+	{
+		pg_atomic_sub_fetch_u64(&queue_shared->rows_bytes, SHARED_ROWS_DATA + rows->len);
 		dsa_free(area, dp);
+	}
+}
+
+uint64
+queue_rows_bytes(void)
+{
+	return queue_shared ? pg_atomic_read_u64(&queue_shared->rows_bytes) : 0;
 }
 
 /*
@@ -283,6 +294,7 @@ queue_append(QueueTarget *targets, int ntargets, TransactionId xid, StringInfo d
 	/* the writer's own reference, until every flow's header is linked */
 	pg_atomic_init_u32(&rows->refs, 1);
 	rows->len = data->len;
+	pg_atomic_add_fetch_u64(&queue_shared->rows_bytes, SHARED_ROWS_DATA + data->len);
 	memcpy((char *) rows + SHARED_ROWS_DATA, data->data, data->len);
 	for (int i = 0; i < nlive; i++)
 		live[i]->queued = link_batch(live[i], xid, rows_dp, data->len, now, wake);

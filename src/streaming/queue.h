@@ -57,6 +57,12 @@ extern void queue_append(QueueTarget *targets, int ntargets, TransactionId xid,
  * worker that dies meanwhile loses none.
  */
 extern List *queue_peek(int64 flow_id);
+
+/*
+ * Bytes of transactions' rows the queue area holds now, each counted once
+ * whatever the number of flows waiting for it (the server's, all databases).
+ */
+extern uint64 queue_rows_bytes(void);
 extern void queue_remove(int64 flow_id, List *batches);
 
 /* Frees the flow's slot and queue (the flow is gone); returns its state. */
