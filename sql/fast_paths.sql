@@ -1,6 +1,7 @@
 -- The streaming engine's fast paths against the generic ones: aggregates
 -- computed inline (count, sum, min and max over float8, int4, int8 and
--- timestamps) against the same flow with flowpg.inline_aggregates off and
+-- timestamps, avg of int4 and float8) against the same flow with
+-- flowpg.inline_aggregates off and
 -- against the query itself (PostgreSQL's own aggregates), over NULLs, NaN,
 -- infinities, extremes and groups that empty; the window cache (a row in
 -- a known window is not evaluated) against the window expression, across
@@ -21,7 +22,7 @@ SELECT format($q$SELECT date_trunc('minute', ts) AS minute, k,
 		count(*) AS n, count(f8) AS n_f8, sum(f8) AS sum_f8, min(f8) AS min_f8, max(f8) AS max_f8,
 		sum(i4) AS sum_i4, min(i4) AS min_i4, max(i4) AS max_i4,
 		count(i8) AS n_i8, min(i8) AS min_i8, max(i8) AS max_i8,
-		min(t) AS min_t, max(t) AS max_t, avg(f8) AS avg_f8
+		min(t) AS min_t, max(t) AS max_t, avg(f8) AS avg_f8, avg(i4) AS avg_i4
 	FROM %s GROUP BY 1, 2$q$, src)
 $$;
 SELECT flowpg.create_flow('fp_inline', 'fp.inline_sink', fp.flow_query('fp.inline_src'), mode => 'streaming') > 0 AS created;
@@ -60,16 +61,16 @@ SELECT flow_mismatches('fp_inline') AS inline_vs_query, flow_mismatches('fp_gene
 -- the two paths agree with each other row for row
 SELECT count(*) AS inline_vs_generic FROM (
 	(SELECT minute, k, n, n_f8, sum_f8, min_f8, max_f8, sum_i4, min_i4, max_i4, n_i8, min_i8, max_i8,
-			min_t, max_t, avg_f8 FROM fp.inline_sink WHERE k <> 7
+			min_t, max_t, avg_f8, avg_i4 FROM fp.inline_sink WHERE k <> 7
 	 EXCEPT ALL
 	 SELECT minute, k, n, n_f8, sum_f8, min_f8, max_f8, sum_i4, min_i4, max_i4, n_i8, min_i8, max_i8,
-			min_t, max_t, avg_f8 FROM fp.generic_sink)
+			min_t, max_t, avg_f8, avg_i4 FROM fp.generic_sink)
 	UNION ALL
 	(SELECT minute, k, n, n_f8, sum_f8, min_f8, max_f8, sum_i4, min_i4, max_i4, n_i8, min_i8, max_i8,
-			min_t, max_t, avg_f8 FROM fp.generic_sink
+			min_t, max_t, avg_f8, avg_i4 FROM fp.generic_sink
 	 EXCEPT ALL
 	 SELECT minute, k, n, n_f8, sum_f8, min_f8, max_f8, sum_i4, min_i4, max_i4, n_i8, min_i8, max_i8,
-			min_t, max_t, avg_f8 FROM fp.inline_sink WHERE k <> 7)) d;
+			min_t, max_t, avg_f8, avg_i4 FROM fp.inline_sink WHERE k <> 7)) d;
 -- what the edges made of them
 SELECT k, n, n_f8, sum_f8, min_f8, max_f8, min_i4, max_i4, min_i8, max_i8, min_t, max_t
   FROM fp.inline_sink WHERE minute = '2024-05-01 00:00+00' ORDER BY k;

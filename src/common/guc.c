@@ -42,7 +42,7 @@ guc_define(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("flowpg.inline_aggregates",
-							 "Computes count, sum, min and max over by-value types, and float8's avg and variance transition, inline in streaming flows.",
+							 "Computes count, sum, min and max over by-value types, and the transitions of avg and variance of float8 and avg of int2/int4, inline in streaming flows.",
 							 "Off calls their functions through fmgr, as for every other aggregate; "
 							 "the results are the same.  Read when a process compiles a flow.",
 							 &flowpg_inline_aggregates,

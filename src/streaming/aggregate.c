@@ -41,6 +41,13 @@
 
 #include "aggregate.h"
 
+/* Does the function update an array state in place (not a by-value one)? */
+static inline bool
+inline_in_place(AggInlineFn fn)
+{
+	return fn == AGG_FN_FLOAT8_ACCUM || fn == AGG_FN_INT4_AVG_ACCUM || fn == AGG_FN_INT2_AVG_ACCUM;
+}
+
 /* The inline form of a strict built-in function with a by-value state. */
 static AggInlineFn
 inline_fn_for(Oid fnoid)
@@ -71,8 +78,16 @@ inline_fn_for(Oid fnoid)
 		case F_INT8SMALLER:
 		case F_TIMESTAMP_SMALLER:
 			return AGG_FN_INT64_SMALLER;
+		case F_INT4_SUM:
+			return AGG_FN_INT4_SUM;
+		case F_INT2_SUM:
+			return AGG_FN_INT2_SUM;
 		case F_FLOAT8_ACCUM:
 			return AGG_FN_FLOAT8_ACCUM;
+		case F_INT4_AVG_ACCUM:
+			return AGG_FN_INT4_AVG_ACCUM;
+		case F_INT2_AVG_ACCUM:
+			return AGG_FN_INT2_AVG_ACCUM;
 		default:
 			return AGG_FN_CALL;
 	}
@@ -181,8 +196,8 @@ agg_support_init(AggSupport *agg, FlowAggregate *def, bool inline_functions)
 		if (def->retract == FLOW_RETRACT_INVERSE)
 			agg->inv_inline = inline_fn_for(def->minvtransfn);
 	}
-	else if (inline_functions && inline_fn_for(def->transfn) == AGG_FN_FLOAT8_ACCUM)
-		agg->trans_inline = AGG_FN_FLOAT8_ACCUM;	/* its array, in place */
+	else if (inline_functions && inline_in_place(inline_fn_for(def->transfn)))
+		agg->trans_inline = inline_fn_for(def->transfn);	/* its array, in place */
 	initval = SysCacheGetAttr(AGGFNOID, tuple,
 							  def->moving ? Anum_pg_aggregate_aggminitval : Anum_pg_aggregate_agginitval,
 							  &isnull);
@@ -345,8 +360,15 @@ call_inline(AggInlineFn fn, Datum state, Datum arg)
 			return DatumGetInt64(state) > DatumGetInt64(arg) ? state : arg;
 		case AGG_FN_INT64_SMALLER:
 			return DatumGetInt64(state) < DatumGetInt64(arg) ? state : arg;
+		case AGG_FN_INT4_SUM:
+			/* int4_sum adds without an overflow check: an int8 holds the sum */
+			return Int64GetDatum(DatumGetInt64(state) + (int64) DatumGetInt32(arg));
+		case AGG_FN_INT2_SUM:
+			return Int64GetDatum(DatumGetInt64(state) + (int64) DatumGetInt16(arg));
 		case AGG_FN_CALL:
-		case AGG_FN_FLOAT8_ACCUM:	/* in place: float8_accum_inline */
+		case AGG_FN_FLOAT8_ACCUM:	/* in place: update_in_place */
+		case AGG_FN_INT4_AVG_ACCUM:
+		case AGG_FN_INT2_AVG_ACCUM:
 			break;
 	}
 	pg_unreachable();
@@ -396,6 +418,43 @@ float8_accum_inline(Datum state, float8 x)
 	return true;
 }
 
+/*
+ * int4_avg_accum's and int2_avg_accum's state, {count, sum} as an int8
+ * array, and one more input: counted and added (without an overflow
+ * check, as they do), in place.  False when the state is not that array.
+ */
+static bool
+int_avg_accum_inline(Datum state, int64 x)
+{
+	ArrayType  *array = (ArrayType *) DatumGetPointer(state);
+	int64	   *values;
+
+	if (VARATT_IS_EXTENDED(array) || ARR_HASNULL(array) ||
+		ARR_SIZE(array) != ARR_OVERHEAD_NONULLS(1) + 2 * sizeof(int64))
+		return false;
+	values = (int64 *) ARR_DATA_PTR(array);
+	values[0]++;
+	values[1] += x;
+	return true;
+}
+
+/* An array state updated in place by an inline function; false: call it. */
+static bool
+update_in_place(AggInlineFn fn, Datum state, Datum arg)
+{
+	switch (fn)
+	{
+		case AGG_FN_FLOAT8_ACCUM:
+			return float8_accum_inline(state, DatumGetFloat8(arg));
+		case AGG_FN_INT4_AVG_ACCUM:
+			return int_avg_accum_inline(state, DatumGetInt32(arg));
+		case AGG_FN_INT2_AVG_ACCUM:
+			return int_avg_accum_inline(state, DatumGetInt16(arg));
+		default:
+			return false;
+	}
+}
+
 /* Calls a transition, combine or inverse function on trans and one more input. */
 static void
 call_transition(AggContext *cxt, AggSupport *agg, FmgrInfo *fn, AggTrans *trans,
@@ -407,10 +466,9 @@ call_transition(AggContext *cxt, AggSupport *agg, FmgrInfo *fn, AggTrans *trans,
 		fn == &agg->invtransfn ? agg->inv_inline : agg->combine_inline;
 
 	/* every inline function is strict: NULLs were dealt with by our callers */
-	if (inline_fn == AGG_FN_FLOAT8_ACCUM)
+	if (inline_in_place(inline_fn))
 	{
-		if (!trans->isnull && !argnulls[0] &&
-			float8_accum_inline(trans->value, DatumGetFloat8(args[0])))
+		if (!trans->isnull && !argnulls[0] && update_in_place(inline_fn, trans->value, args[0]))
 		{
 			trans->noinit = false;
 			return;

@@ -18,9 +18,10 @@
 /*
  * Built-in transition and combine functions computed inline instead of
  * through fmgr (count, sum and min/max of float8, int4, int8, timestamps
- * over by-value states; avg, variance and stddev of float8 on their
- * 3-element array, updated in place as the function itself does under an
- * aggregate): the same arithmetic, the same errors.
+ * and sum of int2/int4 over by-value states; avg, variance and stddev of
+ * float8 and avg of int2/int4 on their arrays, updated in place as the
+ * functions themselves do under an aggregate): the same arithmetic, the
+ * same errors.
  */
 typedef enum AggInlineFn
 {
@@ -35,7 +36,11 @@ typedef enum AggInlineFn
 	AGG_FN_INT4_SMALLER,
 	AGG_FN_INT64_LARGER,		/* int8, timestamp and timestamptz */
 	AGG_FN_INT64_SMALLER,
-	AGG_FN_FLOAT8_ACCUM			/* avg, var_*, stddev_* of float8 */
+	AGG_FN_INT4_SUM,			/* sum(int4): an int8 state, no overflow check */
+	AGG_FN_INT2_SUM,
+	AGG_FN_FLOAT8_ACCUM,		/* avg, var_*, stddev_* of float8: in place */
+	AGG_FN_INT4_AVG_ACCUM,		/* avg(int4): {count, sum}, in place */
+	AGG_FN_INT2_AVG_ACCUM
 } AggInlineFn;
 
 /* The support functions of one aggregate call, looked up once. */
