@@ -338,7 +338,7 @@ UNION ALL
 SELECT o.flow_id, t.lo, t.hi, t.nrows, t.logged_at
 FROM flowpg.table_dirty_log t
 CROSS JOIN LATERAL pg_catalog.unnest(t.flows) AS o(flow_id)
-JOIN flowpg.flow f ON f.flow_id = o.flow_id		/* not a dropped one */
+JOIN flowpg.flow f ON f.flow_id = o.flow_id AND f.mode = 'batching'	/* not a dropped one */
 LEFT JOIN flowpg.table_dirty_seen s ON s.flow_id = o.flow_id
 WHERE s.seen IS NULL OR NOT pg_catalog.pg_visible_in_snapshot(t.xid, s.seen);
 REVOKE ALL ON flowpg.dirty_entries FROM PUBLIC;

@@ -162,10 +162,10 @@ RESET ROLE;
 SELECT * FROM sd.shared();
 SELECT * FROM sd.check('unprivileged writer');
 
--- The worker deletes the rows every flow of theirs has seen.
+-- The worker deletes the rows every flow of theirs has seen (it may have
+-- begun already: its poll trims even while flowpg.enabled is off).
 CREATE VIEW sd.rows AS SELECT t.* FROM flowpg.table_dirty_log t
  WHERE t.flows && ARRAY(SELECT flow_id FROM flowpg.flows WHERE flow_name LIKE 'sd\_%');
-SELECT count(*) > 0 AS rows_kept FROM sd.rows;
 ALTER SYSTEM RESET flowpg.enabled;
 SELECT pg_reload_conf();
 DO $$

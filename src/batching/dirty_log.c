@@ -145,14 +145,20 @@ get_dirty_log_relid(void)
 	return dirty_log_relid;
 }
 
-/* InvalidOid while the database's objects predate the shared log (before 0.3). */
+/*
+ * InvalidOid while the database's objects predate the shared log (before
+ * 0.3), or once the extension is dropped.
+ */
 static Oid
 get_table_dirty_log_relid(void)
 {
-	(void) get_dirty_log_relid();
-	if (!OidIsValid(table_dirty_log_relid))
-		table_dirty_log_relid = get_relname_relid("table_dirty_log",
-												  get_namespace_oid("flowpg", false));
+	Oid			nspid;
+
+	dirty_log_register_callbacks();
+	/* (missing-ok: a transaction may commit after dropping the extension) */
+	if (!OidIsValid(table_dirty_log_relid) &&
+		OidIsValid(nspid = get_namespace_oid("flowpg", true)))
+		table_dirty_log_relid = get_relname_relid("table_dirty_log", nspid);
 	return table_dirty_log_relid;
 }
 
@@ -367,6 +373,11 @@ dirty_log_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (xact_tables == NIL ||
 		(event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB))
 		return;
+	foreach(lc, xact_tables)
+		if (((XactTable *) lfirst(lc))->level >= level)
+			break;
+	if (lc == NULL)
+		return;					/* nothing noted at this level */
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	foreach(lc, xact_tables)
 	{
@@ -392,6 +403,7 @@ dirty_log_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				add_range(parent, xt->lo[r], xt->hi[r]);
 		}
 	}
+	list_free(xact_tables);
 	xact_tables = kept;
 	MemoryContextSwitchTo(old);
 }
@@ -474,6 +486,8 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_PREPARE:
 			append_noted();
 			append_tables();
+			/* notes of another PRE_PREPARE callback after ours: appended at once */
+			precommit_done = true;
 			break;
 		case XACT_EVENT_PRE_COMMIT:
 			append_noted();
@@ -559,9 +573,14 @@ take_own_notes(int64 flow_id)
 /*
  * Claims the shared rows of the flow committed since its last claim: moves
  * them into its own entries, merged per unit of their start (a second for
- * timestamps: the windows recomputed grow by at most that), and records the
- * snapshot of this statement as seen.  One statement, so that the rows
- * moved are exactly those visible in the snapshot recorded.
+ * timestamps, two around 2000-01-01 where the ordinals change sign: the
+ * windows recomputed grow by at most that), and records the snapshot of
+ * this statement as seen.  One statement, so that the rows moved are
+ * exactly those visible in the snapshot recorded -- but for this
+ * transaction's own, which its snapshot counts as visible (PostgreSQL
+ * leaves a backend's own xid out of its snapshot's running ones) although
+ * it appends them only when it commits: the snapshot recorded has its xid
+ * put back among the running ones.
  */
 static void
 claim_shared(int64 flow_id, int64 unit)
@@ -593,8 +612,16 @@ claim_shared(int64 flow_id, int64 unit)
 					   "moved AS (INSERT INTO flowpg.dirty_log (flow_id, lo, hi, nrows, logged_at) "
 					   "  SELECT $1, lo, hi, nrows, logged_at FROM claimed) "
 					   "INSERT INTO flowpg.table_dirty_seen (flow_id, seen) "
-					   "SELECT $1, pg_catalog.pg_current_snapshot() "
-					   "  WHERE EXISTS (SELECT FROM flowpg.flow WHERE flow_id = $1) "
+					   "SELECT $1, CASE WHEN m.me IS NULL OR NOT pg_catalog.pg_visible_in_snapshot(m.me, m.s) "
+					   "  THEN m.s "
+					   "  ELSE (LEAST(pg_catalog.pg_snapshot_xmin(m.s), m.me)::text || ':' || "
+					   "        pg_catalog.pg_snapshot_xmax(m.s)::text || ':' || "
+					   "        coalesce((SELECT pg_catalog.string_agg(u.x::text, ',' ORDER BY u.x) "
+					   "                    FROM (SELECT pg_catalog.pg_snapshot_xip(m.s) AS x "
+					   "                          UNION SELECT m.me) u), ''))::pg_catalog.pg_snapshot END "
+					   "  FROM (SELECT pg_catalog.pg_current_snapshot() AS s, "
+					   "               pg_catalog.pg_current_xact_id_if_assigned() AS me) m "
+					   " WHERE EXISTS (SELECT FROM flowpg.flow WHERE flow_id = $1) "
 					   "ON CONFLICT (flow_id) DO UPDATE SET seen = excluded.seen",
 					   2, argtypes, args, NULL);
 }
@@ -679,6 +706,16 @@ void
 dirty_log_trim(void)
 {
 	/*
+	 * A committed row whose xid this cluster has not reached came from
+	 * another one without its restore trigger (pg_restore
+	 * --disable-triggers): it takes this transaction's, to be claimed once
+	 * more by every flow and then trimmed, instead of being claimed forever.
+	 */
+	privileged_execute("UPDATE flowpg.table_dirty_log SET xid = pg_catalog.pg_current_xact_id() "
+					   " WHERE xid >= pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())",
+					   0, NULL, NULL, NULL);
+
+	/*
 	 * Per distinct list of flows: a row goes once every living flow of it
 	 * has seen it (its transaction is older than the oldest transaction
 	 * any of their snapshots still saw running); a living flow that never
@@ -692,7 +729,7 @@ dirty_log_trim(void)
 					   "                              FILTER (WHERE f.flow_id IS NOT NULL) END AS before "
 					   "    FROM (SELECT DISTINCT flows FROM flowpg.table_dirty_log) a "
 					   "    CROSS JOIN LATERAL pg_catalog.unnest(a.flows) AS o(id) "
-					   "    LEFT JOIN flowpg.flow f ON f.flow_id = o.id "
+					   "    LEFT JOIN flowpg.flow f ON f.flow_id = o.id AND f.mode = 'batching' "
 					   "    LEFT JOIN flowpg.table_dirty_seen s ON s.flow_id = f.flow_id "
 					   "   GROUP BY a.flows) "
 					   "DELETE FROM flowpg.table_dirty_log WHERE ctid IN ("
@@ -755,18 +792,11 @@ dirty_log_flows(const int64 *flow_ids, const bool *need_oldest, int n)
 void
 dirty_log_forget(int64 flow_id)
 {
-	ListCell   *lc;
-
-	/* this transaction's own notes: they would be appended at its commit */
-	foreach(lc, xact_tables)
-	{
-		XactTable  *xt = lfirst(lc);
-
-		for (int i = 0; i < xt->nflows; i++)
-			if (xt->flows[i] == flow_id)
-				xt->flows[i] = xt->flows[--xt->nflows];
-	}
-	/* its shared rows go with dirty_log_trim, its seen snapshot with the flow */
+	/*
+	 * Its shared rows -- those this transaction's notes will append too:
+	 * the drop may yet be rolled back -- go with dirty_log_trim once no
+	 * living flow needs them, its seen snapshot with the flow.
+	 */
 	privileged_execute_for_flow("DELETE FROM flowpg.dirty_log WHERE flow_id = $1", flow_id);
 }
 
