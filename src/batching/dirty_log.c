@@ -46,6 +46,7 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
@@ -705,6 +706,11 @@ dirty_log_delete_all(int64 flow_id, int64 *nrows)
 void
 dirty_log_trim(void)
 {
+	Oid			relid = get_table_dirty_log_relid();
+
+	/* the worker waits for no one: a table someone locks is trimmed later */
+	if (!OidIsValid(relid) || !ConditionalLockRelationOid(relid, RowExclusiveLock))
+		return;
 	/*
 	 * A committed row whose xid this cluster has not reached came from
 	 * another one without its restore trigger (pg_restore
