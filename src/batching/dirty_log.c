@@ -706,8 +706,15 @@ dirty_log_delete_all(int64 flow_id, int64 *nrows)
 void
 dirty_log_trim(void)
 {
-	Oid			relid = get_table_dirty_log_relid();
+	static TimestampTz last_trim = 0;
+	TimestampTz now = GetCurrentTimestamp();
+	Oid			relid;
 
+	/* now and then, not at every poll: it reads the whole shared log */
+	if (now - last_trim < USECS_PER_SEC)
+		return;
+	last_trim = now;
+	relid = get_table_dirty_log_relid();
 	/* the worker waits for no one: a table someone locks is trimmed later */
 	if (!OidIsValid(relid) || !ConditionalLockRelationOid(relid, RowExclusiveLock))
 		return;
@@ -746,19 +753,23 @@ dirty_log_trim(void)
 }
 
 List *
-dirty_log_flows(const int64 *flow_ids, const bool *need_oldest, int n)
+dirty_log_flows(List *schedules)
 {
 	List	   *flows = NIL;
 	MemoryContext caller = CurrentMemoryContext;
+	int			n = list_length(schedules);
 	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *exact = palloc(sizeof(Datum) * Max(n, 1));
 	Oid			argtypes[2] = {INT8ARRAYOID, BOOLARRAYOID};
 	Datum		args[2];
+	ListCell   *lc;
+	int			i = 0;
 
-	for (int i = 0; i < n; i++)
+	/* only a flow on ticks needs its oldest change: the others, any */
+	foreach(lc, schedules)
 	{
-		ids[i] = Int64GetDatum(flow_ids[i]);
-		exact[i] = BoolGetDatum(need_oldest[i]);
+		ids[i] = Int64GetDatum(((FlowSchedule *) lfirst(lc))->flow_id);
+		exact[i++] = BoolGetDatum(((FlowSchedule *) lfirst(lc))->eval_interval != NULL);
 	}
 	args[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64),
 											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));

@@ -64,7 +64,7 @@ extern void dirty_log_delete(List *entries);
 /* Deletes all the flow's entries visible now; *nrows gets their rows. */
 extern int	dirty_log_delete_all(int64 flow_id, int64 *nrows);
 
-/* Deletes the shared rows every flow of theirs has seen (the worker). */
+/* Deletes the shared rows every flow of theirs has seen (the worker; at most once a second). */
 extern void dirty_log_trim(void);
 
 /* Deletes every entry of a flow that is dropped. */
@@ -78,9 +78,10 @@ typedef struct DirtyFlow
 } DirtyFlow;
 
 /*
- * Those of the n flows that have entries (DirtyFlow); oldest is the
- * oldest entry's time where need_oldest says so, any entry's otherwise.
+ * Those of the flows (FlowSchedule) that have entries (DirtyFlow); oldest
+ * is the oldest entry's time for a flow on ticks (eval_interval), any
+ * entry's for the others.
  */
-extern List *dirty_log_flows(const int64 *flow_ids, const bool *need_oldest, int n);
+extern List *dirty_log_flows(List *schedules);
 
 #endif							/* FLOWPG_DIRTY_LOG_H */

@@ -554,10 +554,10 @@ run_flow(DueFlow *due)
 }
 
 /*
- * The batching flows (FlowSchedule) that may be due now, by their schedule alone (restored
- * and backfilling flows are due whatever the dirty log holds: they do not
- * count); *earliest gets the first next_run_at of the others (DT_NOEND when
- * there is none).
+ * The batching flows (FlowSchedule) that may be due now, by their
+ * schedule (restored and backfilling flows are due whatever the dirty log
+ * holds: they do not count); *earliest gets the first next_run_at of the
+ * others (DT_NOEND when there is none).
  */
 static List *
 batching_may_be_due(List *flows, TimestampTz now, TimestampTz *earliest)
@@ -617,7 +617,6 @@ run_due_flows(long *wait_ms, bool *worked)
 		List	   *dirty = NIL;
 		TimestampTz earliest;
 		List	   *may_be_due;
-		static TimestampTz last_trim = 0;
 		ListCell   *lf;
 
 		/* a database with pending flows only keeps its worker: it starts them */
@@ -632,41 +631,21 @@ run_due_flows(long *wait_ms, bool *worked)
 			}
 
 		/*
-		 * The dirty log is read (the entries of the flows that may be due)
-		 * only when a batching flow may be due now: one that has never run,
-		 * or whose next run (min_refresh_interval after its last) has come.  Until then, no
-		 * change makes one due -- an EVAL INTERVAL tick comes no sooner than
-		 * next_run_at either -- so the worker sleeps until the earliest
-		 * next_run_at instead of reading, at every wake-up by a committing
-		 * writer, a log that grows with the ingest rate.  Writers of
-		 * batching flows do not wake it before then either.
+		 * The dirty log is read (for the flows that may be due) only when
+		 * a batching flow may be due now: one that has never run, or whose
+		 * next run (min_refresh_interval after its last) has come.  Until
+		 * then, no change makes one due -- an EVAL INTERVAL tick comes no
+		 * sooner than next_run_at either -- so the worker sleeps until the
+		 * earliest next_run_at instead of reading, at every wake-up by a
+		 * committing writer, a log that grows with the ingest rate.
+		 * Writers of batching flows do not wake it before then either.
 		 */
 		may_be_due = batching_may_be_due(flows, now, &earliest);
-
-		/* the others wake us when they can be due (if they have changes then) */
-		next_due = Min(next_due, earliest);
+		next_due = Min(next_due, earliest); /* the others, when they can be */
 		if (may_be_due != NIL)
 		{
-			/* now and then, not at every poll: it reads the whole shared log */
-			if (now - last_trim >= USECS_PER_SEC)
-			{
-				dirty_log_trim();
-				last_trim = now;
-			}
-			{
-				ListCell   *lc2;
-				int64	   *ids = palloc(sizeof(int64) * list_length(may_be_due));
-				bool	   *need_oldest = palloc(sizeof(bool) * list_length(may_be_due));
-				int			n = 0;
-
-				/* only a flow on ticks needs its oldest change: the others, any */
-				foreach(lc2, may_be_due)
-				{
-					ids[n] = ((FlowSchedule *) lfirst(lc2))->flow_id;
-					need_oldest[n++] = ((FlowSchedule *) lfirst(lc2))->eval_interval != NULL;
-				}
-				dirty = dirty_log_flows(ids, need_oldest, n);
-			}
+			dirty_log_trim();
+			dirty = dirty_log_flows(may_be_due);
 			pool_set_batching_due_from(0, schedule_changes);
 		}
 		else
