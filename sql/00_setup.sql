@@ -37,6 +37,16 @@ BEGIN
 	RETURN n;
 END $$;
 
+-- flush_and_check(prefix, step): flushes the flows named prefix_*, then
+-- the oracle for each of them, labelled with the step.
+CREATE FUNCTION flush_and_check(prefix text, at_step text)
+RETURNS TABLE (step text, flow text, mismatches bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM flowpg.flush_flow(f.flow_name) FROM flowpg.flows f WHERE f.flow_name LIKE prefix || '\_%';
+	RETURN QUERY SELECT at_step, f.flow_name::text, flow_mismatches(f.flow_name)
+				   FROM flowpg.flows f WHERE f.flow_name LIKE prefix || '\_%' ORDER BY f.flow_id;
+END $$;
 -- try(statement): runs it and shows the error it raised, if any.
 CREATE FUNCTION try(stmt text,
 					OUT code text, OUT message text, OUT detail text, OUT hint text)

@@ -36,13 +36,6 @@ SELECT flowpg.create_flow('sc_batch', 'sc.by_batch', $$
 SELECT flowpg.flush_flow(f) >= 0 AS backfilled
   FROM unnest(ARRAY['sc_a', 'sc_b', 'sc_all', 'sc_batch']) f;
 
-CREATE FUNCTION sc.check(at_step text) RETURNS TABLE (step text, flow text, mismatches bigint)
-LANGUAGE plpgsql AS $$
-BEGIN
-	PERFORM flowpg.flush_flow(f.flow_name) FROM flowpg.flows f WHERE f.flow_name LIKE 'sc\_%';
-	RETURN QUERY SELECT at_step, f.flow_name::text, flow_mismatches(f.flow_name)
-				   FROM flowpg.flows f WHERE f.flow_name LIKE 'sc\_%' ORDER BY f.flow_id;
-END $$;
 
 -- statements of one, a few and many rows; an aborted transaction
 INSERT INTO sc.src VALUES ('2024-06-01 01:00+00', 1, 7, 0.5, 'keep', 1, 'x');
@@ -51,7 +44,7 @@ INSERT INTO sc.src SELECT '2024-06-01 01:00+00'::timestamptz + i * interval '3 s
 BEGIN;
 INSERT INTO sc.src VALUES ('2024-06-01 01:30+00', 2, 1000, 1000, 'keep', 1000, 'aborted');
 ROLLBACK;
-SELECT * FROM sc.check('inserts');
+SELECT * FROM flush_and_check('sc', 'inserts');
 
 -- savepoints: released, rolled back, nested
 BEGIN;
@@ -68,7 +61,7 @@ SAVEPOINT s3;
 DELETE FROM sc.src WHERE device = 4 AND ts < '2024-06-01 00:10+00';
 ROLLBACK TO SAVEPOINT s3;
 COMMIT;
-SELECT * FROM sc.check('savepoints');
+SELECT * FROM flush_and_check('sc', 'savepoints');
 
 -- two-phase: committed, rolled back
 BEGIN;
@@ -79,14 +72,14 @@ INSERT INTO sc.src VALUES ('2024-06-01 03:00+00', 3, 6, 6, 'keep', 6, 'prepared,
 PREPARE TRANSACTION 'sc_p2';
 COMMIT PREPARED 'sc_p1';
 ROLLBACK PREPARED 'sc_p2';
-SELECT * FROM sc.check('two-phase');
+SELECT * FROM flush_and_check('sc', 'two-phase');
 
 -- updates and deletes through the shared capture (sc_b's float sum does not
 -- retract: its windows are recomputed, the others' rows are taken back)
 UPDATE sc.src SET a = a * 2, b = b + 1, c = 'keep' WHERE device = 2;
 DELETE FROM sc.src WHERE device = 3 AND a % 2 = 0;
 UPDATE sc.src SET ts = ts + interval '1 hour' WHERE device = 0 AND a < 50;
-SELECT * FROM sc.check('changes');
+SELECT * FROM flush_and_check('sc', 'changes');
 
 -- a flow created and one dropped inside a writer's transaction
 BEGIN;
@@ -97,7 +90,7 @@ INSERT INTO sc.src VALUES ('2024-06-01 04:00+00', 1, 11, 11, 'keep', 11, 'after 
 SELECT flowpg.drop_flow('sc_batch');
 INSERT INTO sc.src VALUES ('2024-06-01 04:00+00', 2, 12, 12, 'keep', 12, 'after drop');
 COMMIT;
-SELECT * FROM sc.check('flow DDL in the writer''s transaction');
+SELECT * FROM flush_and_check('sc', 'flow DDL in the writer''s transaction');
 
 -- ALTER TABLE with the flows in place: a column no flow reads dropped, one
 -- added with a default (rows stored before it are read with it), then
@@ -106,11 +99,11 @@ ALTER TABLE sc.src DROP COLUMN spare;
 ALTER TABLE sc.src ADD COLUMN e int NOT NULL DEFAULT 7;
 SELECT flowpg.create_flow('sc_e', 'sc.by_e', $$
 	SELECT device, sum(e) AS se, count(*) AS n FROM sc.src GROUP BY 1$$, mode => 'streaming') > 0 AS created;
-SELECT * FROM sc.check('altered');
+SELECT * FROM flush_and_check('sc', 'altered');
 INSERT INTO sc.src (ts, device, a, b, c, d, e) VALUES ('2024-06-01 05:00+00', 1, 1, 1, 'keep', 1, 100);
 DELETE FROM sc.src WHERE ts < '2024-06-01 00:03+00';
 UPDATE sc.src SET a = a + 1 WHERE device = 1 AND ts < '2024-06-01 00:30+00';
-SELECT * FROM sc.check('old rows taken back');
+SELECT * FROM flush_and_check('sc', 'old rows taken back');
 SELECT device, se, n FROM sc.by_e ORDER BY device;
 
 -- the queue holds a transaction's rows once for all the flows: the
@@ -129,7 +122,7 @@ SELECT round(d.queue_bytes::numeric / NULLIF(s.queue_bytes, 0), 1) AS flows_per_
   FROM flowpg.memory d, flowpg.memory s WHERE d.scope = 'database' AND s.scope = 'server';
 ALTER SYSTEM RESET flowpg.flush_interval;
 SELECT pg_reload_conf();
-SELECT * FROM sc.check('queued once');
+SELECT * FROM flush_and_check('sc', 'queued once');
 
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows WHERE flow_name LIKE 'sc\_%';
 DROP SCHEMA sc CASCADE;

@@ -53,13 +53,6 @@ LANGUAGE sql AS $$
 		 WHERE s.seen IS NULL OR NOT pg_visible_in_snapshot(t.xid, s.seen)) u
 	 WHERE u.names IS NOT NULL
 	 ORDER BY 1, 2 NULLS FIRST, 3, 4$$;
-CREATE FUNCTION sd.check(at_step text) RETURNS TABLE (step text, flow text, mismatches bigint)
-LANGUAGE plpgsql AS $$
-BEGIN
-	PERFORM flowpg.flush_flow(f.flow_name) FROM flowpg.flows f WHERE f.flow_name LIKE 'sd\_%';
-	RETURN QUERY SELECT at_step, f.flow_name::text, flow_mismatches(f.flow_name)
-				   FROM flowpg.flows f WHERE f.flow_name LIKE 'sd\_%' ORDER BY f.flow_id;
-END $$;
 
 -- One transaction of three statements: one row per time column and range
 -- for all of its flows (sd_total, without a window, gets a whole-flow row).
@@ -88,7 +81,7 @@ SELECT * FROM sd.shared();
 -- consumed in the same transaction); the others have still to.
 SELECT flowpg.flush_flow('sd_hour') >= 0 AS flushed;
 SELECT * FROM sd.shared();
-SELECT * FROM sd.check('statements');
+SELECT * FROM flush_and_check('sd', 'statements');
 SELECT count(*) AS unseen FROM sd.shared();
 
 -- Many disjoint ranges in one transaction: at most eight rows, the
@@ -111,7 +104,7 @@ INSERT INTO sd.src VALUES ('2024-10-01 00:00+00', '2024-04-01 00:00+00', 0, 109)
 INSERT INTO sd.src VALUES ('2024-10-01 00:00:01+00', '2024-04-01 00:00+00', 0, 110);
 COMMIT;
 SELECT * FROM sd.shared();
-SELECT * FROM sd.check('disjoint ranges');
+SELECT * FROM flush_and_check('sd', 'disjoint ranges');
 
 -- Two-phase: the rows are appended at PREPARE, gone with a ROLLBACK PREPARED.
 BEGIN;
@@ -123,7 +116,7 @@ PREPARE TRANSACTION 'sd_committed';
 ROLLBACK PREPARED 'sd_rolled_back';
 COMMIT PREPARED 'sd_committed';
 SELECT * FROM sd.shared();
-SELECT * FROM sd.check('two-phase');
+SELECT * FROM flush_and_check('sd', 'two-phase');
 
 -- A logical replication applier's rows (the replica role, row-level
 -- capture) share one row per transaction too.
@@ -134,7 +127,7 @@ INSERT INTO sd.src VALUES ('2024-03-08 00:00:10+00', '2024-03-08 00:00+00', 0, 1
 DELETE FROM sd.src WHERE ts = '2024-03-01 00:07+00';
 COMMIT;
 SELECT * FROM sd.shared();
-SELECT * FROM sd.check('replica rows');
+SELECT * FROM flush_and_check('sd', 'replica rows');
 
 -- A flow created inside the writer's transaction joins its row; a flow
 -- dropped no longer has rows to claim.
@@ -148,7 +141,7 @@ COMMIT;
 SELECT * FROM sd.shared();
 SELECT flowpg.drop_flow('sd_min');
 SELECT * FROM sd.shared();
-SELECT * FROM sd.check('flow DDL');
+SELECT * FROM flush_and_check('sd', 'flow DDL');
 SELECT count(*) AS unseen FROM sd.shared();
 
 -- Writers need no rights on the log.
@@ -160,7 +153,7 @@ INSERT INTO sd.src VALUES ('2024-03-12 00:00+00', '2024-03-12 00:00+00', 2, 13);
 SELECT count(*) FROM flowpg.table_dirty_log;	-- not readable to it
 RESET ROLE;
 SELECT * FROM sd.shared();
-SELECT * FROM sd.check('unprivileged writer');
+SELECT * FROM flush_and_check('sd', 'unprivileged writer');
 
 -- The worker deletes the rows every flow of theirs has seen (it may have
 -- begun already: its poll trims even while flowpg.enabled is off).
