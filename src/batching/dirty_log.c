@@ -537,6 +537,11 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/* A shared row t naming flow $1 that the flow has not claimed yet. */
+#define UNCLAIMED_BY_1 \
+	" $1 = ANY (t.flows) AND NOT coalesce(pg_catalog.pg_visible_in_snapshot(t.xid, " \
+	"   (SELECT s.seen FROM flowpg.table_dirty_seen s WHERE s.flow_id = $1)), false) "
+
 /*
  * A refresh in the writer's own transaction sees its changes, as it sees
  * its rows: the flow's part of the transaction's notes becomes its own
@@ -595,10 +600,8 @@ claim_shared(int64 flow_id, int64 unit)
 
 	take_own_notes(flow_id);
 	/* nothing to claim: no write (a flush in a read-only transaction works) */
-	privileged_query("SELECT FROM flowpg.table_dirty_log t "
-					 " WHERE $1 = ANY (t.flows) AND NOT coalesce(pg_catalog.pg_visible_in_snapshot(t.xid, "
-					 "         (SELECT s.seen FROM flowpg.table_dirty_seen s WHERE s.flow_id = $1)), false) "
-					 " LIMIT 1", 1, argtypes, args, NULL);
+	privileged_query("SELECT FROM flowpg.table_dirty_log t WHERE " UNCLAIMED_BY_1 " LIMIT 1",
+					 1, argtypes, args, NULL);
 	any = SPI_processed > 0;
 	privileged_query_end();
 	if (!any)
@@ -606,9 +609,7 @@ claim_shared(int64 flow_id, int64 unit)
 	privileged_execute("WITH claimed AS ("
 					   "  SELECT min(t.lo) AS lo, max(t.hi) AS hi, sum(t.nrows) AS nrows, "
 					   "         min(t.logged_at) AS logged_at "
-					   "    FROM flowpg.table_dirty_log t "
-					   "   WHERE $1 = ANY (t.flows) AND NOT coalesce(pg_catalog.pg_visible_in_snapshot(t.xid, "
-					   "           (SELECT s.seen FROM flowpg.table_dirty_seen s WHERE s.flow_id = $1)), false) "
+					   "    FROM flowpg.table_dirty_log t WHERE " UNCLAIMED_BY_1
 					   "   GROUP BY t.lo IS NULL, pg_catalog.div(t.lo, $2)), "
 					   "moved AS (INSERT INTO flowpg.dirty_log (flow_id, lo, hi, nrows, logged_at) "
 					   "  SELECT $1, lo, hi, nrows, logged_at FROM claimed) "
