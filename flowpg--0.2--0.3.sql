@@ -210,6 +210,16 @@ LEFT JOIN flowpg.flow_run r USING (flow_id);
 GRANT SELECT ON flowpg.information_schema_flows, flowpg.information_schema_flow_statistics TO PUBLIC;
 
 /*
+ * 0.3 (issue 38): does the streaming engine keep the flow's state -- a
+ * streaming flow, or a batching flow keeping partial states (its refresh
+ * writes the groups changed since the last one from them).
+ */
+CREATE FUNCTION flowpg._on_streams(mode text, options jsonb)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN mode = 'streaming' OR coalesce((options->>'partial_states')::boolean, false);
+
+/*
  * flowpg.flows.sink_columns: how the outputs were matched to an existing
  * sink's columns -- 'by name', or, for a flow of flowpg.execute whose
  * outputs are not all named after sink columns, 'by position: out AS col,
@@ -236,7 +246,7 @@ SELECT f.flow_id,
 	   CASE WHEN f.paused AND st.state <> 'update needed'
 			THEN 'paused by pause_flow: changes are captured, the sink is not written; '
 				 || 'resume_flow catches up'
-			WHEN st.state = 'active' AND b.flow_id IS NOT NULL AND f.mode = 'streaming'
+			WHEN st.state = 'active' AND b.flow_id IS NOT NULL AND flowpg._on_streams(f.mode, f.options)
 			THEN 'computing the sink from the rows the source held at creation: '
 				 || 'loading the state from the source, then writing every group'
 			WHEN st.state = 'active' AND b.flow_id IS NOT NULL
@@ -258,7 +268,9 @@ SELECT f.flow_id,
 	   /* how an existing sink's columns were matched to the outputs */
 	   CASE WHEN f.options ? 'sink_columns_by_position'
 			THEN 'by position: ' || (f.options->>'sink_columns_by_position')
-			ELSE 'by name' END AS sink_columns
+			ELSE 'by name' END AS sink_columns,
+	   /* the streaming engine keeps its windows' partial states (a batching flow: flowpg.batching_partial_states) */
+	   flowpg._on_streams(f.mode, f.options) AS partial_states
 FROM flowpg.flow f
 CROSS JOIN LATERAL flowpg._deparse_query(f.flow_id) AS q(query)
 CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
@@ -373,7 +385,7 @@ SELECT f.flow_id,
 			THEN l.last_round_duration ELSE r.last_run_duration END AS last_run_duration,
 	   /* a streaming flow runs when changes come; when it failed, its next attempt */
 	   CASE WHEN f.paused THEN NULL
-			WHEN f.mode = 'streaming' THEN l.retry_at
+			WHEN flowpg._on_streams(f.mode, f.options) THEN l.retry_at
 			ELSE r.next_run_at END AS next_run_at,
 	   /* the worker (or the session, for an inline flush) of the last run */
 	   coalesce(s.last_worker_pid, r.last_worker_pid) AS worker_pid,
@@ -405,8 +417,8 @@ SELECT f.flow_id,
 	   w.waiting_since
 FROM flowpg.flow f
 CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
-LEFT JOIN LATERAL flowpg._stream_stats(f.flow_id) s ON f.mode = 'streaming'
-LEFT JOIN LATERAL flowpg._stream_live(f.flow_id) l ON f.mode = 'streaming'
+LEFT JOIN LATERAL flowpg._stream_stats(f.flow_id) s ON flowpg._on_streams(f.mode, f.options)
+LEFT JOIN LATERAL flowpg._stream_live(f.flow_id) l ON flowpg._on_streams(f.mode, f.options)
 LEFT JOIN LATERAL (SELECT p.started_at, p.pid, p.command FROM flowpg._flow_progress() p
 				   WHERE p.flow_id = f.flow_id ORDER BY p.started_at LIMIT 1) p ON true
 LEFT JOIN flowpg.flow_run r ON r.flow_id = f.flow_id
@@ -438,7 +450,7 @@ WITH flows AS (
 	FROM flowpg.flow f
 	CROSS JOIN LATERAL flowpg._stream_stats(f.flow_id) s
 	CROSS JOIN LATERAL flowpg._stream_live(f.flow_id) l
-	WHERE f.mode = 'streaming')
+	WHERE flowpg._on_streams(f.mode, f.options))
 SELECT 'server'::text AS scope, NULL::text AS database, NULL::bigint AS flow_id,
 	   NULL::text AS flow_name,
 	   m.server_state_bytes AS state_bytes,

@@ -506,7 +506,7 @@ claim_unit(FlowEntry *entry)
 {
 	Oid			type;
 
-	if (strcmp(entry->mode, "batching") != 0)
+	if (flow_on_streams(entry))
 		return 0;
 	if (!OidIsValid(entry->time_relid))
 		return 1;

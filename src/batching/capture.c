@@ -326,7 +326,7 @@ capture_entry(Oid relid)
 		 * and so do restored ones not maintained yet: their queue would be
 		 * forgotten, their dirty log is recomputed when they start.
 		 */
-		cf->streaming = strcmp(flow->mode, "streaming") == 0 && registry_available() &&
+		cf->streaming = flow_on_streams(flow) && registry_available() &&
 			strcmp(flow->state, "restoring") != 0;
 
 		/*
@@ -334,7 +334,7 @@ capture_entry(Oid relid)
 		 * statement's rows are its own the transition tables do not say,
 		 * so the windows of all of them are recomputed (a superset).
 		 */
-		cf->batching = strcmp(flow->mode, "batching") == 0;
+		cf->batching = !flow_on_streams(flow);
 		cf->via_parent = table != relid && capture_is_descendant(relid, table);
 		if (cf->via_parent)
 			cf->streaming = false;

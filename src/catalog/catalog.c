@@ -237,6 +237,7 @@ entry_from_heap(HeapTuple tuple, TupleDesc desc)
 	entry->settings = DatumGetArrayTypePCopy(values[Col_settings - 1]);
 	entry->options = DatumGetCString(DirectFunctionCall1(jsonb_out, values[Col_options - 1]));
 	entry->backfilled = option_is_true(DatumGetJsonbP(values[Col_options - 1]), "backfill");
+	entry->partial_states = option_is_true(DatumGetJsonbP(values[Col_options - 1]), "partial_states");
 	entry->state = text_value(values, nulls, Col_state);
 	entry->state_reason = text_value(values, nulls, Col_state_reason);
 	entry->deps_view = nulls[Col_deps_view - 1] ? InvalidOid :
@@ -650,10 +651,10 @@ catalog_schedule(void)
 	List	   *flows = NIL;
 	MemoryContext caller = CurrentMemoryContext;
 
-	privileged_query("SELECT f.flow_id, r.next_run_at, f.mode <> 'streaming', "
+	privileged_query("SELECT f.flow_id, r.next_run_at, NOT flowpg._on_streams(f.mode, f.options), "
 							 "f.state = 'restoring', f.eval_interval, "
 							 "coalesce((f.options->>'uses_now')::bool, false), f.owner::oid, "
-							 "b.flow_id IS NOT NULL AND f.mode <> 'streaming' "
+							 "b.flow_id IS NOT NULL AND NOT flowpg._on_streams(f.mode, f.options) "
 							 "FROM flowpg.flow f LEFT JOIN flowpg.flow_run r USING (flow_id) "
 							 "LEFT JOIN flowpg.flow_backfill b USING (flow_id) "
 							 "WHERE NOT f.paused",	/* pause_flow: nothing runs it */

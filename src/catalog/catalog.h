@@ -36,6 +36,7 @@ typedef struct FlowEntry
 	ArrayType  *settings;
 	char	   *options;		/* jsonb, as text */
 	bool		backfilled;		/* options' "backfill": create_flow filled the sink */
+	bool		partial_states; /* options': a batching flow the streaming engine keeps */
 	char	   *state;			/* active, failed, restoring */
 	char	   *state_reason;
 	Oid			deps_view;		/* flowpg_flows.<name>: records dependencies */
@@ -43,6 +44,16 @@ typedef struct FlowEntry
 	bool		paused;			/* pause_flow: nothing writes its sink */
 	bool		written_here;	/* created or changed by this transaction */
 } FlowEntry;
+
+/*
+ * Does the streaming engine keep the flow's state: a streaming flow, or a
+ * batching flow with partial states (written at its refresh cadence).
+ */
+static inline bool
+flow_on_streams(const FlowEntry *entry)
+{
+	return strcmp(entry->mode, "streaming") == 0 || entry->partial_states;
+}
 
 /* Does this database have flowpg's catalog (it may be being dropped)? */
 extern bool catalog_exists(void);

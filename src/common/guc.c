@@ -26,6 +26,7 @@ int			flowpg_query_timeout_ms = 10 * 60 * 1000;
 int			flowpg_slow_query_threshold_ms = 60 * 1000;
 int			flowpg_workers_per_database = 3;
 bool		flowpg_inline_aggregates = true;
+bool		flowpg_batching_partial_states = true;
 
 
 /* Called from _PG_init while shared_preload_libraries loads flowpg. */
@@ -48,6 +49,17 @@ guc_define(void)
 							 &flowpg_inline_aggregates,
 							 true,
 							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("flowpg.batching_partial_states",
+							 "Keeps the windows of a batching flow whose query the streaming engine can run as partial states, fed by its table's shared capture.",
+							 "Its refresh then writes the groups changed since the last one from "
+							 "those states instead of re-reading its windows from the source.  "
+							 "Read when a flow is created; off, every refresh recomputes.",
+							 &flowpg_batching_partial_states,
+							 true,
+							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
 

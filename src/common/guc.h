@@ -21,6 +21,7 @@ extern int	flowpg_query_timeout_ms;
 extern int	flowpg_slow_query_threshold_ms;
 extern int	flowpg_workers_per_database;
 extern bool flowpg_inline_aggregates;
+extern bool flowpg_batching_partial_states;
 
 extern void guc_define(void);
 

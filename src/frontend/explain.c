@@ -165,6 +165,9 @@ explain_mode(Explain *ex)
 		add_line(ex, 0, "Mode: %s (chosen by mode => 'auto')", entry->mode);
 	else
 		add_line(ex, 0, "Mode: %s", entry->mode);
+	if (entry->partial_states)
+		add_line(ex, 1, "Partial states: kept by the streaming engine from the table's shared capture; "
+				 "each refresh writes the groups changed since the last one (flowpg.batching_partial_states)");
 }
 
 /* A hash index cannot serve a window's range of times; the others can. */
@@ -674,7 +677,7 @@ flowpg_explain_flow(PG_FUNCTION_ARGS)
 				 errmsg("analyze must not be NULL")));
 	ex.analyze = PG_GETARG_BOOL(1);
 	ex.entry = flow_owned_by_caller(flow_name);
-	ex.streaming = strcmp(ex.entry->mode, "streaming") == 0;
+	ex.streaming = flow_on_streams(ex.entry);
 	ex.memory = CurrentMemoryContext;
 	/* as a refresh runs its statements: the owner, restricted, pinned settings, SPI */
 	batch_run_begin(&run, ex.entry, PROGRESS_EXPLAIN);

@@ -51,6 +51,7 @@
 #include "pool.h"
 #include "eval_tick.h"
 #include "flow_api.h"
+#include "flow_options.h"
 #include "pending.h"
 #include "preload.h"
 #include "guc.h"
@@ -252,79 +253,6 @@ warn_if_no_worker(void)
 }
 
 /*
- * Why mode => 'auto' chose the engine (flowpg.flows.mode_reason); NULL when
- * the mode was asked for.  Batching is said at creation too: its sink is
- * refreshed every flowpg.min_refresh_interval, not within a fraction of a
- * second, and nothing else would tell the user.
- */
-static const char *
-flow_mode_reason(FlowPlan *plan, FlowMode requested, Interval *eval_interval)
-{
-	const char *reason;
-
-	if (requested != FLOW_MODE_AUTO)
-		return NULL;
-	if (plan->streaming_refusal == NULL && eval_interval == NULL)
-		return "the query fits the streaming engine";
-	if (plan->streaming_refusal == NULL)
-		return "eval_interval is given, and only batching flows run on ticks";
-	reason = plan->streaming_refusal;
-	/* eval_interval asks for a batching flow already: no news */
-	if (eval_interval)
-		return reason;
-	ereport(NOTICE,
-			(errmsg("the flow runs in batching mode: %s", reason),
-			 errdetail("A batching flow's sink is recomputed every flowpg.min_refresh_interval; a streaming flow's within a fraction of a second."),
-			 errhint("flowpg.flows.mode_reason keeps this; give mode => 'batching' to choose it without this notice.")));
-	return reason;
-}
-
-/*
- * flowpg.flow.options: the requested mode and backfill; for a flow from
- * flowpg.execute also its WITH options and its query as written, which its
- * flow_definition shows for as long as the canonical query is the one it
- * was created with (a rename changes that).
- */
-static char *
-flow_options(const FlowDefinition *def, FlowPlan *plan, const char *canonical_query,
-			 const char *mode_reason, const char *positional)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"requested_mode\": \"%s\", \"backfill\": %s",
-					 def->mode_name, def->backfill ? "true" : "false");
-	if (mode_reason)
-	{
-		appendStringInfoString(&buf, ", \"mode_reason\": ");
-		escape_json(&buf, mode_reason);
-	}
-	/* the worker runs it on every tick, changes or not */
-	if (plan->uses_now)
-		appendStringInfoString(&buf, ", \"uses_now\": true");
-	/* each tick adds its groups (batch.c) */
-	if (plan->recording_rule)
-		appendStringInfoString(&buf, ", \"recording_rule\": true");
-	if (def->written_query)
-	{
-		appendStringInfoString(&buf, ", \"written_query\": ");
-		escape_json(&buf, def->written_query);
-		appendStringInfoString(&buf, ", \"canonical_query\": ");
-		escape_json(&buf, canonical_query);
-	}
-	if (def->greptime_options)
-		appendStringInfo(&buf, ", \"with\": %s", def->greptime_options);
-	/* outputs matched to sink columns by position (flowpg.execute), renamed */
-	if (positional)
-	{
-		appendStringInfoString(&buf, ", \"sink_columns_by_position\": ");
-		escape_json(&buf, positional);
-	}
-	appendStringInfoChar(&buf, '}');
-	return buf.data;
-}
-
-/*
  * flowpg.max_flows and flowpg.max_flows_per_role count every flow of the
  * database, pending ones included, against a new one of the current user.
  * A lock on the role, kept until commit, makes its concurrent creations
@@ -462,6 +390,9 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 																expire_after,
 																eval_interval));
 	mode_reason = flow_mode_reason(plan, requested, eval_interval);
+	/* the streaming engine keeps its windows, if a slot is free (below) */
+	entry->partial_states = strcmp(entry->mode, "batching") == 0 && plan->is_aggregate &&
+		plan->streaming_refusal == NULL && flowpg_batching_partial_states;
 	settings_warn_unsafe_search_path(entry->owner);
 	if (def->match_by_position)
 	{
@@ -504,7 +435,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	entry->expire_after = expire_after;
 	entry->eval_interval = eval_interval;
 	entry->comment = def->comment ? pstrdup(def->comment) : NULL;
-	entry->options = flow_options(def, plan, entry->query, mode_reason, positional);
+	entry->options = flow_options(def, plan, entry, mode_reason, positional);
 
 	if (existing)
 		deps_drop(existing);
@@ -517,8 +448,14 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	}
 	else
 		catalog_insert(entry);
-	if (strcmp(entry->mode, "streaming") == 0)
-		registry_reserve(entry->flow_id, entry->owner);
+	if (flow_on_streams(entry) &&
+		!registry_reserve(entry->flow_id, entry->owner, entry->partial_states))
+	{
+		/* no slot for it: the batching flow recomputes its windows */
+		entry->partial_states = false;
+		entry->options = flow_options(def, plan, entry, mode_reason, positional);
+		catalog_update(entry);
+	}
 
 	/*
 	 * Capture from now on.  The lock waits for writers in progress and keeps
@@ -552,7 +489,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 		 * table's) go with a whole recompute in the same round, and a
 		 * replacement with an unchanged graph reloads anyway.
 		 */
-		if (strcmp(entry->mode, "streaming") == 0 && (existing || !sink_created))
+		if (flow_on_streams(entry) && (existing || !sink_created))
 		{
 			dirty_log_append(entry->flow_id, true, 0, 0, 0);
 			registry_request_reset(entry->flow_id);
@@ -874,7 +811,7 @@ flow_flush(const char *flow_name)
 				 errdetail("It must see every change committed before the call.")));
 	entry = owned_flow(flow_name);
 	catalog_refuse_if_paused(entry, "flush_flow");
-	if (strcmp(entry->mode, "streaming") == 0)
+	if (flow_on_streams(entry))
 	{
 		int64		rows;
 		FlushOutcome outcome = FLUSH_NO_WORKER;
@@ -992,7 +929,7 @@ flowpg_refresh_flow(PG_FUNCTION_ARGS)
 	 * rewritten: it reloads it (after this transaction, whose lock on the
 	 * flow it waits for).
 	 */
-	if (strcmp(entry->mode, "streaming") == 0)
+	if (flow_on_streams(entry))
 		registry_request_reset(entry->flow_id);
 	PG_RETURN_INT64((int64) rows);
 }

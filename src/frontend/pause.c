@@ -48,7 +48,7 @@ set_paused(const char *flow_name, bool paused)
 	/* a run in progress ends first: none writes the sink after this commits */
 	flow_lock(entry->flow_id);
 	catalog_set_paused(entry->flow_id, paused);
-	if (strcmp(entry->mode, "streaming") == 0)
+	if (flow_on_streams(entry))
 		registry_set_paused(entry->flow_id, paused);
 	if (!paused)
 	{

@@ -174,8 +174,8 @@ typedef enum ReserveOutcome
 	ROLE_FULL
 } ReserveOutcome;
 
-void
-registry_reserve(int64 flow_id, Oid owner)
+bool
+registry_reserve(int64 flow_id, Oid owner, bool missing_ok)
 {
 	int			limit = flowpg_max_streaming_flows_per_role > 0 ?
 		flowpg_max_streaming_flows_per_role : flowpg_max_flows;
@@ -186,7 +186,7 @@ registry_reserve(int64 flow_id, Oid owner)
 	TransactionId xid;
 
 	if (registry == NULL)
-		return;					/* not preloaded: create_flow warns of it */
+		return false;			/* not preloaded: create_flow warns of it */
 	if (superuser_arg(owner))
 		limit = 0;
 	xid = GetTopTransactionId();	/* not under the lock: it may assign one */
@@ -219,6 +219,8 @@ registry_reserve(int64 flow_id, Oid owner)
 	}
 	LWLockRelease(&registry->lock);
 
+	if (outcome != RESERVED && missing_ok)
+		return false;
 	if (outcome == NONE_FREE)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -233,6 +235,7 @@ registry_reserve(int64 flow_id, Oid owner)
 				 errdetail("Role %s owns %d streaming flows in the databases of this server; flowpg.max_streaming_flows_per_role allows %d.",
 						   GetUserNameFromId(owner, false), held, limit),
 				 errhint("Create the flow with mode => 'batching', drop one of the role's streaming flows, or ask an administrator to raise flowpg.max_streaming_flows_per_role.")));
+	return true;
 }
 
 bool

@@ -119,9 +119,11 @@ extern FlowSlot *registry_find(int64 flow_id, bool create);
  * rather than failing later.  The server's slots are shared by every
  * database; flowpg.max_streaming_flows_per_role bounds what one role (not a
  * superuser) holds of them, counted in every database.  Until the
- * transaction ends, the worker's sync leaves the slot alone.
+ * transaction ends, the worker's sync leaves the slot alone.  With
+ * missing_ok (a batching flow that may keep partial states), false instead
+ * of the ERROR; false also when flowpg is not preloaded.
  */
-extern void registry_reserve(int64 flow_id, Oid owner);
+extern bool registry_reserve(int64 flow_id, Oid owner, bool missing_ok);
 
 /* The flow's slot, taken if it has none, records owner; false: no slot free. */
 extern bool registry_claim(int64 flow_id, Oid owner);

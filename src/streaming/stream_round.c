@@ -67,6 +67,7 @@
 #include "sink.h"
 #include "trust.h"
 #include "stats.h"
+#include "eval_tick.h"
 #include "stream_flow.h"
 #include "stream_state.h"
 #include "pool.h"
@@ -93,20 +94,37 @@
  */
 #define SINK_WRITE_PACE 4
 
+/*
+ * The shortest period between two sink writes: flush_interval; a batching
+ * flow keeping partial states is written at a batching flow's cadence, its
+ * eval_interval or else flowpg.min_refresh_interval.
+ */
+static int64
+sink_write_period(StreamFlow *flow)
+{
+	/* (a handle not opened yet has no entry: its round opens it) */
+	if (flow->entry == NULL || !flow->entry->partial_states)
+		return (int64) flowpg_flush_interval_ms * 1000;
+	if (flow->entry->eval_interval)
+		return eval_interval_usecs(flow->entry->eval_interval);
+	return (int64) Max(flowpg_min_refresh_interval_ms, flowpg_flush_interval_ms) * 1000;
+}
+
 static TimestampTz
-next_sink_write(FlowShared *sh)
+next_sink_write(StreamFlow *flow, FlowShared *sh)
 {
 	int64		changed = store_changed_count_at(sh->store);
 	double		per_group = sh->last_write_groups > 0 ?
 		(double) sh->last_write_us / sh->last_write_groups : 0;
+	int64		period = sink_write_period(flow);
+	int64		max_lag = Max((int64) flowpg_max_sink_lag_ms * 1000, period);
 	TimestampTz at = sh->last_flush +
-		Max((int64) flowpg_flush_interval_ms * 1000,
-			(int64) (SINK_WRITE_PACE * per_group * changed));
+		Max(period, (int64) (SINK_WRITE_PACE * per_group * changed));
 
 	/* changes a refill made have no batch time: the last write bounds them */
-	at = Min(at, sh->last_flush + (int64) flowpg_max_sink_lag_ms * 1000);
+	at = Min(at, sh->last_flush + max_lag);
 	if (sh->oldest_unflushed != 0)
-		at = Min(at, sh->oldest_unflushed + (int64) flowpg_max_sink_lag_ms * 1000);
+		at = Min(at, sh->oldest_unflushed + max_lag);
 	return at;
 }
 
@@ -271,7 +289,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	sh->last_apply = now;
 	/* paced by what writing the groups changed by now costs */
 	if (!flow->writing && flow->graph->plan->is_aggregate)
-		flow->writing = now >= next_sink_write(sh);
+		flow->writing = now >= next_sink_write(flow, sh);
 	t_apply = GetCurrentTimestamp();
 	wrote = stream_has_changes(flow) && flow->writing;
 	if (wrote)
@@ -675,7 +693,7 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	/* only changes waiting for their paced write */
 	else if (DsaPointerIsValid(sh->store) && store_has_changed_at(sh->store))
 	{
-		at = Max(next_sink_write(sh),
+		at = Max(next_sink_write(flow, sh),
 				 sh->last_apply + (int64) flowpg_flush_interval_ms * 1000);
 		if (at <= now)
 			return ROUND_WORK;

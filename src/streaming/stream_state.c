@@ -263,7 +263,7 @@ sync_flows(void)
 		StreamFlow *flow;
 
 		/* a restored flow is the batching side's until its tables are in */
-		if (strcmp(entry->mode, "streaming") != 0 || strcmp(entry->state, "restoring") == 0)
+		if (!flow_on_streams(entry) || strcmp(entry->state, "restoring") == 0)
 			continue;
 		flow = find_flow(entry->flow_id);
 		if (flow && flow->version != graph_version(entry))

@@ -16,6 +16,7 @@ $node->init;
 $node->append_conf(
 	'postgresql.conf', q{
 shared_preload_libraries = 'flowpg'
+flowpg.batching_partial_states = off
 max_prepared_transactions = 10
 lc_messages = 'C'
 });

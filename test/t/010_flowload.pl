@@ -79,6 +79,7 @@ $node->init;
 $node->append_conf(
 	'postgresql.conf', qq{
 shared_preload_libraries = 'flowpg'
+flowpg.batching_partial_states = off
 lc_messages = 'C'
 fsync = off
 synchronous_commit = off

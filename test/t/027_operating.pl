@@ -21,6 +21,7 @@ use Time::HiRes qw(usleep);
 my $node = FlowpgTest::node('operating', q{
 shared_preload_libraries = 'flowpg,pg_stat_statements'
 pg_stat_statements.track = all
+flowpg.batching_partial_states = off
 });
 $node->safe_psql('postgres', 'CREATE DATABASE flows');
 sub psql { return $node->safe_psql('flows', $_[0]); }

@@ -170,6 +170,7 @@ sub upgrade_node
 	$node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'flowpg'
 flowpg.min_refresh_interval = '200ms'
+flowpg.batching_partial_states = off
 fsync = off
 lc_messages = 'C'
 });
@@ -198,6 +199,7 @@ sub node
 	$node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'flowpg'
 flowpg.min_refresh_interval = '200ms'
+flowpg.batching_partial_states = off
 lc_messages = 'C'
 } . ($extra // ''));
 	$node->start;
