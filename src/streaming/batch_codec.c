@@ -28,9 +28,11 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/transam.h"
 #include "access/tupdesc_details.h"
 #include "catalog/pg_type.h"
 #include "utils/lsyscache.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -68,6 +70,30 @@ typedef struct RowHeader
 	int32		sign;
 	uint32		len;
 } RowHeader;
+
+/* A chunk deformed once (codec_reader_share), for all its flows. */
+typedef struct DecodedKey
+{
+	const char *chunk;			/* where it begins in the batch */
+	TransactionId xid;			/* the batch's writer */
+} DecodedKey;
+
+typedef struct DecodedChunk
+{
+	DecodedKey	key;
+	int			natts;
+	int32		nrows;
+	int32	   *signs;
+	Datum	   *values;			/* nrows * natts; by-reference ones point into the batch */
+	bool	   *isnull;
+} DecodedChunk;
+
+/* What the deformed chunks of a pass may take; beyond, flows deform their own. */
+#define DECODED_MAX_BYTES ((Size) 32 * 1024 * 1024)
+
+static HTAB *decoded_chunks;
+static MemoryContext decoded_memory;
+static Size decoded_bytes;
 
 ChunkLayout *
 codec_layout_create(Relation rel, List *attnos)
@@ -248,6 +274,120 @@ codec_reader_init(ChunkReader *reader, char *data, Size len, int64 flow_id,
 	reader->memory = memory;
 }
 
+void
+codec_reader_share(ChunkReader *reader, TransactionId xid)
+{
+	reader->share_xid = xid;
+}
+
+void
+codec_decoded_reset(void)
+{
+	if (decoded_memory == NULL)
+		return;
+	MemoryContextReset(decoded_memory);
+	decoded_chunks = NULL;
+	decoded_bytes = 0;
+}
+
+/*
+ * The current chunk, deformed: found, or deformed now and kept (NULL when
+ * the pass's deformed chunks are full: the reader deforms row by row).
+ */
+static DecodedChunk *
+decode_chunk(ChunkReader *reader, const char *chunk)
+{
+	DecodedKey	key;
+	DecodedChunk *d;
+	Size		bytes = (Size) reader->nrows * (reader->desc->natts * (sizeof(Datum) + sizeof(bool)) +
+											sizeof(int32));
+	bool		found;
+	char	   *cursor = reader->cursor;
+	int32		row = reader->row;
+	int			sign;
+	MemoryContext old;
+
+	memset(&key, 0, sizeof(key));
+	key.chunk = chunk;
+	key.xid = reader->share_xid;
+	if (decoded_chunks)
+	{
+		d = hash_search(decoded_chunks, &key, HASH_FIND, NULL);
+		if (d)
+			return d;
+	}
+	if (decoded_bytes + bytes > DECODED_MAX_BYTES)
+		return NULL;
+	if (decoded_memory == NULL)
+		decoded_memory = AllocSetContextCreate(TopMemoryContext, "flowpg decoded chunks",
+											   ALLOCSET_DEFAULT_SIZES);
+	if (decoded_chunks == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(DecodedKey);
+		ctl.entrysize = sizeof(DecodedChunk);
+		ctl.hcxt = decoded_memory;
+		decoded_chunks = hash_create("flowpg decoded chunks", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+
+	/* deformed whole before it is entered: an error leaves no half of it */
+	old = MemoryContextSwitchTo(decoded_memory);
+	{
+		int			natts = reader->desc->natts;
+		int32	   *signs = palloc(sizeof(int32) * Max(reader->nrows, 1));
+		Datum	   *values = palloc(sizeof(Datum) * Max((Size) reader->nrows * natts, 1));
+		bool	   *isnull = palloc(sizeof(bool) * Max((Size) reader->nrows * natts, 1));
+		TupleTableSlot *slot;
+		int32		n = 0;
+
+		MemoryContextSwitchTo(old);
+		while ((slot = codec_next_row(reader, &sign)) != NULL)
+		{
+			slot_getallattrs(slot);
+			signs[n] = sign;
+			memcpy(values + (Size) n * natts, slot->tts_values, sizeof(Datum) * natts);
+			memcpy(isnull + (Size) n * natts, slot->tts_isnull, sizeof(bool) * natts);
+			n++;
+		}
+		d = hash_search(decoded_chunks, &key, HASH_ENTER, &found);
+		d->natts = natts;
+		d->nrows = n;
+		d->signs = signs;
+		d->values = values;
+		d->isnull = isnull;
+	}
+	decoded_bytes += bytes;
+	reader->cursor = cursor;	/* the rows are read again, from the arrays */
+	reader->row = row;
+	return d;
+}
+
+bool
+codec_next_row_values(ChunkReader *reader, Datum **values, bool **isnull, int *sign)
+{
+	DecodedChunk *d = reader->decoded;
+	TupleTableSlot *slot;
+
+	if (d)
+	{
+		if (reader->row >= d->nrows)
+			return false;
+		*values = d->values + (Size) reader->row * d->natts;
+		*isnull = d->isnull + (Size) reader->row * d->natts;
+		*sign = d->signs[reader->row++];
+		return true;
+	}
+	slot = codec_next_row(reader, sign);
+	if (slot == NULL)
+		return false;
+	slot_getallattrs(slot);
+	*values = slot->tts_values;
+	*isnull = slot->tts_isnull;
+	return true;
+}
+
 /* A descriptor of the chunk's attributes: what deforming its rows needs. */
 static TupleDesc
 chunk_desc(const ChunkAttribute *attrs, int natts)
@@ -338,6 +478,9 @@ codec_next_chunk(ChunkReader *reader)
 	reader->nrows = header.nrows;
 	reader->row = 0;
 	reader->cursor = reader->next + head_len;
+	reader->decoded = NULL;
+	if (TransactionIdIsValid(reader->share_xid) && header.nmembers > 1)
+		reader->decoded = decode_chunk(reader, reader->next);
 	reader->next += header.len;
 	return true;
 }

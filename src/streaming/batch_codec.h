@@ -73,6 +73,8 @@ typedef struct ChunkReader
 	int32		row;
 	char	   *cursor;
 	TupleTableSlot *slot;		/* the current row */
+	TransactionId share_xid;	/* codec_reader_share: the batch's writer */
+	struct DecodedChunk *decoded;	/* the current chunk, deformed once */
 	char	   *layout_bytes;	/* the layout desc and slot were made for */
 	Size		layout_len;
 	MemoryContext memory;		/* where descriptors are made */
@@ -93,6 +95,26 @@ extern Oid codec_column_type(ChunkReader *reader, int column);
 
 /* The chunk's next row in reader->slot (NULL after the last), and its sign. */
 extern TupleTableSlot *codec_next_row(ChunkReader *reader, int *sign);
+
+/*
+ * Decoding once for all the flows of a table: after codec_reader_share, a
+ * chunk that several flows are members of is deformed by the first of
+ * them to read it since the last codec_decoded_reset, and its columns kept
+ * for the others.  xid (the writer's) and the chunk's address name it: a
+ * batch is freed only once all its flows took it, and a batch made later
+ * at the same address is another transaction's.  The reset comes between
+ * the worker's passes over its flows.
+ */
+extern void codec_reader_share(ChunkReader *reader, TransactionId xid);
+extern void codec_decoded_reset(void);
+
+/*
+ * The chunk's next row as the values and nulls of its layout's columns
+ * (false after the last), and its sign: read where it was deformed once,
+ * or deformed now.
+ */
+extern bool codec_next_row_values(ChunkReader *reader, Datum **values, bool **isnull,
+								  int *sign);
 extern void codec_reader_end(ChunkReader *reader);
 
 /*

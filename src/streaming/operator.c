@@ -489,13 +489,16 @@ graph_column_map(StreamGraph *graph, Relation rel)
 }
 
 void
-graph_load_row(StreamGraph *graph, TupleTableSlot *source, AttrNumber *column_map)
+graph_load_row(StreamGraph *graph, Datum *values, bool *isnull, AttrNumber *column_map)
 {
 	TupleTableSlot *row = graph->row_slot;
 
 	ExecClearTuple(row);
 	for (int c = 0; c < graph->ncols; c++)
-		row->tts_values[c] = slot_getattr(source, column_map[c], &row->tts_isnull[c]);
+	{
+		row->tts_values[c] = values[column_map[c] - 1];
+		row->tts_isnull[c] = isnull[column_map[c] - 1];
+	}
 	ExecStoreVirtualTuple(row);
 }
 

@@ -177,8 +177,11 @@ extern void graph_free(StreamGraph *graph);
 /* The graph's version of a flow entry (writers tag their batches with it). */
 extern uint32 graph_version(FlowEntry *entry);
 
-/* Fills the graph's row slot from a row of a source table's descriptor. */
-extern void graph_load_row(StreamGraph *graph, TupleTableSlot *source,
+/*
+ * Fills the graph's row slot from a row's values and nulls (of a batch
+ * chunk's layout: column_map gives each graph column's attribute number).
+ */
+extern void graph_load_row(StreamGraph *graph, Datum *values, bool *isnull,
 						   AttrNumber *column_map);
 
 /* The source attribute of each graph column in one table (by name). */

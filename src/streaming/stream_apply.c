@@ -286,7 +286,8 @@ run_batch_rows(void *arg)
 	StreamGraph *graph = br->flow->graph;
 	AttrNumber *map = palloc(sizeof(AttrNumber) * Max(graph->ncols, 1));
 	ChunkReader reader;
-	TupleTableSlot *slot;
+	Datum	   *values;
+	bool	   *isnull;
 	int			sign;
 	ListCell   *lc;
 
@@ -297,6 +298,7 @@ run_batch_rows(void *arg)
 
 		codec_reader_init(&reader, pb->batch->data, pb->batch->len, br->flow->flow_id,
 						  CurrentMemoryContext);
+		codec_reader_share(&reader, pb->batch->xid);
 		while (br->columns_match && codec_next_chunk(&reader))
 		{
 			if (!chunk_columns(graph, &reader, map))
@@ -304,12 +306,12 @@ run_batch_rows(void *arg)
 				br->columns_match = false;
 				break;
 			}
-			while ((slot = codec_next_row(&reader, &sign)) != NULL)
+			while (codec_next_row_values(&reader, &values, &isnull, &sign))
 			{
 				int64		lo;
 				int64		hi;
 
-				graph_load_row(graph, slot, map);
+				graph_load_row(graph, values, isnull, map);
 
 				/*
 				 * A key the state or the sink could not keep fails here,
@@ -440,7 +442,8 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 	bool	   *nulls = palloc(sizeof(bool) * Max(graph->noutputs, 1));
 	AttrNumber *map = palloc(sizeof(AttrNumber) * Max(graph->ncols, 1));
 	ChunkReader reader;
-	TupleTableSlot *slot;
+	Datum	   *row_values;
+	bool	   *row_nulls;
 	int			sign;
 	MemoryContext old;
 
@@ -452,6 +455,7 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 	MemoryContextSwitchTo(old);
 	codec_reader_init(&reader, pb->batch->data, pb->batch->len, flow->flow_id,
 					  CurrentMemoryContext);
+	codec_reader_share(&reader, pb->batch->xid);
 	while (codec_next_chunk(&reader))
 	{
 		if (!chunk_columns(graph, &reader, map))
@@ -459,9 +463,9 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 			fall_back(flow, true, 0, 0);
 			break;
 		}
-		while ((slot = codec_next_row(&reader, &sign)) != NULL)
+		while (codec_next_row_values(&reader, &row_values, &row_nulls, &sign))
 		{
-			graph_load_row(graph, slot, map);
+			graph_load_row(graph, row_values, row_nulls, map);
 			if (!graph_project_row(graph, values, nulls))
 				continue;
 			old = MemoryContextSwitchTo(flow->flush_memory);

@@ -714,6 +714,8 @@ stream_run(bool *worked)
 
 	if (!flowpg_enabled)
 		return 1000;
+	/* a chunk is deformed once per pass for all the flows of its table */
+	codec_decoded_reset();
 	foreach(lc, stream_state_handles())
 	{
 		StreamFlow *flow = lfirst(lc);
