@@ -217,7 +217,7 @@ GRANT SELECT ON flowpg.information_schema_flows, flowpg.information_schema_flow_
 CREATE FUNCTION flowpg._on_streams(mode text, options jsonb)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN mode = 'streaming' OR coalesce((options->>'partial_states')::boolean, false);
+RETURN mode = 'streaming' OR coalesce(options->'partial_states' = 'true'::jsonb, false);
 
 /*
  * flowpg.flows.sink_columns: how the outputs were matched to an existing
@@ -350,7 +350,8 @@ UNION ALL
 SELECT o.flow_id, t.lo, t.hi, t.nrows, t.logged_at
 FROM flowpg.table_dirty_log t
 CROSS JOIN LATERAL pg_catalog.unnest(t.flows) AS o(flow_id)
-JOIN flowpg.flow f ON f.flow_id = o.flow_id AND f.mode = 'batching'	/* not a dropped one */
+JOIN flowpg.flow f ON f.flow_id = o.flow_id	/* not a dropped one, nor one the streaming engine keeps */
+	 AND NOT flowpg._on_streams(f.mode, f.options)
 LEFT JOIN flowpg.table_dirty_seen s ON s.flow_id = o.flow_id
 WHERE s.seen IS NULL OR NOT pg_catalog.pg_visible_in_snapshot(t.xid, s.seen);
 REVOKE ALL ON flowpg.dirty_entries FROM PUBLIC;

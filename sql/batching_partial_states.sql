@@ -107,6 +107,32 @@ INSERT INTO ps.src VALUES ('2024-03-02 03:00+00', 1, 5);
 SELECT flowpg.resume_flow('ps_hour');
 SELECT * FROM flush_and_check('ps', 'after pause');
 
+-- Replacing a recomputing flow by a kept one: the shared dirty-log rows
+-- written for the first are not the second's to claim, and stop counting
+-- as pending; and back.
+SET flowpg.batching_partial_states = off;
+SELECT flowpg.create_flow('ps_swap', 'ps.by_swap', $$
+	SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n FROM ps.src GROUP BY 1, 2$$,
+	mode => 'batching') > 0 AS created;
+INSERT INTO ps.src VALUES ('2024-03-02 04:00+00', 3, 1);
+SELECT pending > 0 AS pending FROM flowpg.flow_stats WHERE flow_name = 'ps_swap';
+SET flowpg.batching_partial_states = on;
+SELECT flowpg.create_flow('ps_swap', 'ps.by_swap', $$
+	SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n FROM ps.src GROUP BY 1, 2$$,
+	mode => 'batching', or_replace => true) > 0 AS replaced;
+SELECT * FROM flush_and_check('ps', 'kept by replacement');
+SELECT partial_states, s.pending FROM flowpg.flows f JOIN flowpg.flow_stats s USING (flow_id)
+ WHERE f.flow_name = 'ps_swap';
+SET flowpg.batching_partial_states = off;
+SELECT flowpg.create_flow('ps_swap', 'ps.by_swap', $$
+	SELECT device, date_trunc('hour', ts) AS hour, count(*) AS n FROM ps.src GROUP BY 1, 2$$,
+	mode => 'batching', or_replace => true) > 0 AS replaced;
+RESET flowpg.batching_partial_states;
+INSERT INTO ps.src VALUES ('2024-03-02 05:00+00', 3, 1);
+SELECT * FROM flush_and_check('ps', 'recomputing again');
+SELECT partial_states, s.pending FROM flowpg.flows f JOIN flowpg.flow_stats s USING (flow_id)
+ WHERE f.flow_name = 'ps_swap';
+
 -- A kept flow takes one of the streaming engine's slots.  A role that
 -- holds all it may (flowpg.max_streaming_flows_per_role) gets a batching
 -- flow that recomputes, not an error.

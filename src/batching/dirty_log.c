@@ -743,7 +743,7 @@ dirty_log_trim(void)
 					   "                              FILTER (WHERE f.flow_id IS NOT NULL) END AS before "
 					   "    FROM (SELECT DISTINCT flows FROM flowpg.table_dirty_log) a "
 					   "    CROSS JOIN LATERAL pg_catalog.unnest(a.flows) AS o(id) "
-					   "    LEFT JOIN flowpg.flow f ON f.flow_id = o.id AND f.mode = 'batching' "
+					   "    LEFT JOIN flowpg.flow f ON f.flow_id = o.id AND NOT flowpg._on_streams(f.mode, f.options) "
 					   "    LEFT JOIN flowpg.table_dirty_seen s ON s.flow_id = f.flow_id "
 					   "   GROUP BY a.flows) "
 					   "DELETE FROM flowpg.table_dirty_log WHERE ctid IN ("

@@ -135,6 +135,7 @@ typedef struct StreamFlow
 	List	   *pending;		/* PendingBatch of this round, oldest first */
 	SinkRows   *append_rows;	/* flows without aggregates: rows to append */
 	bool		writing;		/* this round writes the sink */
+	int64		write_period;	/* shortest period of its sink writes, us (0: not known yet) */
 	bool		backfilling;	/* in flowpg.flow_backfill: until its loaded state is written */
 	bool		backfill_ended; /* this round ended it (once it commits) */
 	bool		backfill_checked;	/* backfilling is known for this graph */

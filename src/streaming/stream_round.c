@@ -97,16 +97,17 @@
 /*
  * The shortest period between two sink writes: flush_interval; a batching
  * flow keeping partial states is written at a batching flow's cadence, its
- * eval_interval or else flowpg.min_refresh_interval.
+ * eval_interval or else flowpg.min_refresh_interval.  Taken from the
+ * catalog at each round (flow->write_period): a replacement may change it
+ * and not the graph.
  */
 static int64
-sink_write_period(StreamFlow *flow)
+sink_write_period(FlowEntry *entry)
 {
-	/* (a handle not opened yet has no entry: its round opens it) */
-	if (flow->entry == NULL || !flow->entry->partial_states)
+	if (!entry->partial_states)
 		return (int64) flowpg_flush_interval_ms * 1000;
-	if (flow->entry->eval_interval)
-		return eval_interval_usecs(flow->entry->eval_interval);
+	if (entry->eval_interval)
+		return eval_interval_usecs(entry->eval_interval);
 	return (int64) Max(flowpg_min_refresh_interval_ms, flowpg_flush_interval_ms) * 1000;
 }
 
@@ -116,7 +117,9 @@ next_sink_write(StreamFlow *flow, FlowShared *sh)
 	int64		changed = store_changed_count_at(sh->store);
 	double		per_group = sh->last_write_groups > 0 ?
 		(double) sh->last_write_us / sh->last_write_groups : 0;
-	int64		period = sink_write_period(flow);
+	/* (before its first round: flush_interval) */
+	int64		period = flow->write_period > 0 ? flow->write_period :
+		(int64) flowpg_flush_interval_ms * 1000;
 	int64		max_lag = Max((int64) flowpg_max_sink_lag_ms * 1000, period);
 	TimestampTz at = sh->last_flush +
 		Max(period, (int64) (SINK_WRITE_PACE * per_group * changed));
@@ -165,8 +168,9 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		return 0;
 	}
 	entry = catalog_get_by_id(flow->flow_id);
-	if (entry == NULL || graph_version(entry) != flow->version)
+	if (entry == NULL || graph_version(entry) != flow->version || !flow_on_streams(entry))
 		return 0;				/* gone or changed: the next sync sees it */
+	flow->write_period = sink_write_period(entry);
 	if (entry->paused)
 	{
 		flow->paused = true;	/* not tried again before resume_flow's sync */

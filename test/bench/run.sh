@@ -484,6 +484,10 @@ for rep in $(seq 1 "$REPS"); do
             key=$workload,$config,$method
             # the materialized view's rate includes its REFRESH
             if [ "$config" = matview ]; then t1=$t2; fi
+            # each load's figures in the log, beside the medians of the report
+            printf 'bench:   %s: %.0f rows/s, %.0f sustained (catch-up %.2fs), %.2f us of server CPU per row\n' \
+                "$key" "$(echo "$rows / ($t1 - $t0)" | bc -l)" "$(echo "$rows / ($t2 - $t0)" | bc -l)" \
+                "$c" "$(echo "($c1 - $c0) * 10000 / $rows" | bc -l)"
             rates[$key]+="$(echo "$rows / ($t1 - $t0)" | bc -l) "
             sustained[$key]+="$(echo "$rows / ($t2 - $t0)" | bc -l) "
             # clock ticks are 1/100 s: microseconds per row
