@@ -40,8 +40,18 @@
 #include "queue.h"
 #include "registry.h"
 
-#define BACKPRESSURE_WAIT_MS 50
-#define STALLED_WORKER_MS 500
+/*
+ * Backpressure: a committing writer that finds the queue full waits for
+ * room while the workers drain it (they took from the targets' queues in
+ * the last STALLED_WORKER_MS), up to BACKPRESSURE_WAIT_MS.  Giving up sends
+ * its rows, and the targets' writers' for BEHIND_MS, to the dirty log: the
+ * recompute of their windows re-reads them from the source, which for the
+ * long windows of a live table (an hour, a day) costs far more than the
+ * streaming rows they replace -- so writers are slowed to the workers'
+ * pace rather than sent there while the workers keep up at all.
+ */
+#define BACKPRESSURE_WAIT_MS 2000
+#define STALLED_WORKER_MS 1000
 #define BEHIND_MS 2000
 
 typedef struct BatchHeader
@@ -150,9 +160,9 @@ queue_rows_bytes(void)
 }
 
 /*
- * Room for len bytes in the area, waiting a little for the worker of the
- * first target to drain (backpressure) -- not at all when it has not
- * drained for a while (it is busy, say reloading state).
+ * Room for len bytes in the area, waiting for the workers of the targets
+ * to drain (backpressure, above) -- not at all when they have not drained
+ * for a while (busy, say reloading state).
  */
 static dsa_pointer
 allocate_waiting(Size len, QueueTarget *targets, int ntargets)

@@ -85,14 +85,19 @@
 /*
  * When the sink is written next.  Writes are paced by their cost: the next
  * one waits SINK_WRITE_PACE times as long as writing the groups changed
- * now would take at the last write's pace (at least flush_interval).  So a
- * load whose rows are nearly all groups of their own (random times)
- * spends at most a fifth of its worker on sink writes, and a group changed
- * again meanwhile is written once, while a live load whose changed groups
- * are few keeps flush_interval.  No change waits longer than
+ * now would take at the last write's pace (at least flush_interval), times
+ * the number of flows the worker had work for in its last pass -- their
+ * writes share its time.  So the worker spends at most a fifth of its time
+ * on sink writes, whatever the number of flows (six rollups of one table
+ * written every flush_interval took it past the rate of the writers, and
+ * the changes it could not keep up with went to the recompute), a group
+ * changed again meanwhile is written once, and a live load whose changed
+ * groups are few keeps flush_interval.  No change waits longer than
  * flowpg.max_sink_lag; flush_flow writes at once.
  */
 #define SINK_WRITE_PACE 4
+
+static int	busy_flows = 1;		/* of the worker's last pass, at least 1 */
 
 /*
  * The shortest period between two sink writes: flush_interval; a batching
@@ -122,7 +127,7 @@ next_sink_write(StreamFlow *flow, FlowShared *sh)
 		(int64) flowpg_flush_interval_ms * 1000;
 	int64		max_lag = Max((int64) flowpg_max_sink_lag_ms * 1000, period);
 	TimestampTz at = sh->last_flush +
-		Max(period, (int64) (SINK_WRITE_PACE * per_group * changed));
+		Max(period, (int64) (SINK_WRITE_PACE * busy_flows * per_group * changed));
 
 	/* changes a refill made have no batch time: the last write bounds them */
 	at = Min(at, sh->last_flush + max_lag);
@@ -264,12 +269,15 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	}
 
 	/*
-	 * A worker that is behind (batches found no room) recomputes the
-	 * writers' fallbacks every min_refresh_interval, as batching would, not
-	 * at every round: the windows stay dirty until then.
+	 * A worker that is behind (batches found no room) leaves the writers'
+	 * fallbacks dirty until it has caught up, or for max_sink_lag: the
+	 * recompute re-reads their windows from the source, which for the long
+	 * windows of a live table takes seconds, while the queue fills and more
+	 * writers fall back -- a spiral.  Then every min_refresh_interval.
 	 */
-	if (flush_request == 0 && !sh->fallback_logged && now < sh->next_dirty_check &&
-		registry_worker_behind(flow->flow_id))
+	if (flush_request == 0 && !sh->fallback_logged && registry_worker_behind(flow->flow_id) &&
+		(now < sh->next_dirty_check ||
+		 now - sh->next_dirty_check < (int64) flowpg_max_sink_lag_ms * 1000))
 		dirty = false;
 	else
 		dirty = registry_take_dirty(flow->flow_id) || flush_request != 0 ||
@@ -715,6 +723,8 @@ stream_run(bool *worked)
 	ListCell   *lc;
 	long		wait_ms = 1000;
 	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz started = now;
+	int			busy = 0;
 
 	if (!flowpg_enabled)
 		return 1000;
@@ -746,7 +756,10 @@ stream_run(bool *worked)
 		}
 		/* a periodic look does not keep an extra worker from leaving */
 		if (due == ROUND_WORK)
+		{
 			*worked = true;
+			busy++;
+		}
 		PG_TRY();
 		{
 			run_one(flow, flush_request);
@@ -761,6 +774,15 @@ stream_run(bool *worked)
 		else
 			wait_ms = Min(wait_ms, flowpg_flush_interval_ms);
 	}
+	busy_flows = Max(busy, 1);
+
+	/*
+	 * A pass over several flows' rounds that outlasts flush_interval twice:
+	 * this worker falls behind the writers, and the flows' rows wait (then
+	 * go to the recompute).  Another worker takes some of the flows' rounds.
+	 */
+	if (busy > 1 && GetCurrentTimestamp() - started > (int64) 2 * flowpg_flush_interval_ms * 1000)
+		pool_grow();
 	if (shmem_state_exceeded())
 		registry_request_evict_largest();
 	return wait_ms;

@@ -476,11 +476,11 @@ static int	claim_timeout_id = -1;
 
 /*
  * A batching run that takes longer than a flush interval while no other
- * worker is idle: the launcher may add one (signal handler: only a flag
- * and a latch).
+ * worker is idle (as the claim's timeout handler: only a flag and a latch),
+ * or a worker whose streaming rounds fall behind: the launcher may add one.
  */
-static void
-claim_timeout_handler(void)
+void
+pool_grow(void)
 {
 	Latch	   *latch;
 
@@ -537,7 +537,7 @@ pool_join(Oid dboid)
 	if (my_place == NULL)
 		return false;
 	before_shmem_exit(pool_leave, (Datum) 0);
-	claim_timeout_id = RegisterTimeout(USER_TIMEOUT, claim_timeout_handler);
+	claim_timeout_id = RegisterTimeout(USER_TIMEOUT, pool_grow);
 	return true;
 }
 

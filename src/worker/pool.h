@@ -117,6 +117,9 @@ extern bool pool_blocked_by_me(Oid dboid);
  * pool's last worker free for streaming rounds.
  */
 extern bool pool_claim(int64 flow_id, bool batching);
+
+/* The database's pool may use another worker (up to flowpg.workers_per_database). */
+extern void pool_grow(void);
 extern void pool_release(void);
 
 /* A due batching flow, for pool_claim_fair. */
