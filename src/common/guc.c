@@ -121,7 +121,8 @@ guc_define(void)
 	DefineCustomIntVariable("flowpg.max_sink_lag",
 							"Longest a streaming flow's applied changes wait for their sink write.",
 							"Sink writes are paced by their cost: the next one waits four times "
-							"as long as the last one took (at least flush_interval), but no "
+							"as long as the last one took, times the number of flows the worker "
+							"runs (at least flush_interval), but no "
 							"change waits longer than this.  flush_flow writes at once.",
 							&flowpg_max_sink_lag_ms,
 							30 * 1000, 1, 3600 * 1000,
