@@ -276,8 +276,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	 * writers fall back -- a spiral.  Then every min_refresh_interval.
 	 */
 	if (flush_request == 0 && !sh->fallback_logged && registry_worker_behind(flow->flow_id) &&
-		(now < sh->next_dirty_check ||
-		 now - sh->next_dirty_check < (int64) flowpg_max_sink_lag_ms * 1000))
+		now < sh->next_dirty_check + (int64) flowpg_max_sink_lag_ms * 1000)
 		dirty = false;
 	else
 		dirty = registry_take_dirty(flow->flow_id) || flush_request != 0 ||
