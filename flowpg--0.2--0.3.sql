@@ -220,6 +220,31 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN mode = 'streaming' OR coalesce(options->'partial_states' = 'true'::jsonb, false);
 
 /*
+ * 0.3 (issue 39): flow_backfill.start_at, the backfill's oldest time with
+ * expire_after (NULL: the source's oldest row); end_before, the time
+ * ordinal a streaming flow's pieces stop at (its state holds the windows
+ * from there on, computed by its first load).
+ */
+ALTER TABLE flowpg.flow_backfill ADD COLUMN start_at timestamptz;
+ALTER TABLE flowpg.flow_backfill ADD COLUMN end_before bigint;
+
+/*
+ * 0.3 (issue 39): a flow's horizon -- with expire_after, the start of its
+ * oldest maintained window; the windows before it are frozen -- and where a
+ * streaming flow's state begins (flowpg.state_keep, memory, expire_after).
+ */
+CREATE FUNCTION flowpg._flow_horizon(flow_id bigint)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'flowpg_flow_horizon'
+LANGUAGE C STRICT STABLE;
+
+CREATE FUNCTION flowpg._stream_floor(flow_id bigint,
+	OUT state_from timestamptz, OUT degraded_whole boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'flowpg_stream_floor'
+LANGUAGE C STRICT VOLATILE;
+
+/*
  * flowpg.flows.sink_columns: how the outputs were matched to an existing
  * sink's columns -- 'by name', or, for a flow of flowpg.execute whose
  * outputs are not all named after sink columns, 'by position: out AS col,
@@ -241,6 +266,7 @@ SELECT f.flow_id,
 	   f.comment,
 	   CASE WHEN f.paused AND st.state <> 'update needed' THEN 'paused'
 			WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
+			WHEN st.state = 'active' AND l.degraded THEN 'degraded'
 			ELSE st.state END AS state,
 	   /* a failure's message can quote data: only for roles that may act for the owner */
 	   CASE WHEN f.paused AND st.state <> 'update needed'
@@ -249,6 +275,17 @@ SELECT f.flow_id,
 			WHEN st.state = 'active' AND b.flow_id IS NOT NULL AND flowpg._on_streams(f.mode, f.options)
 			THEN 'computing the sink from the rows the source held at creation: '
 				 || 'loading the state from the source, then writing every group'
+				 || CASE WHEN b.end_before IS NOT NULL
+						 THEN ', then the windows before the state''s: ' || b.pieces_done || ' of '
+							  || coalesce(b.pieces_total::text, '?') || ' pieces done (flowpg.flow_backfills)'
+						 ELSE '' END
+			WHEN st.state = 'active' AND l.degraded AND fl.degraded_whole
+			THEN 'flowpg.state_memory is full: the flow gave its state up; changes are recomputed '
+				 || 'from the source until memory frees (flowpg.memory)'
+			WHEN st.state = 'active' AND l.degraded
+			THEN 'flowpg.state_memory is full: the windows before ' || coalesce(fl.state_from::text, '?')
+				 || ' left the state; changes to them are recomputed from the source until memory frees '
+				 || '(flowpg.memory)'
 			WHEN st.state = 'active' AND b.flow_id IS NOT NULL
 			THEN 'computing the sink from the rows the source held at creation: '
 				 || b.pieces_done || ' of ' || coalesce(b.pieces_total::text, '?')
@@ -270,11 +307,15 @@ SELECT f.flow_id,
 			THEN 'by position: ' || (f.options->>'sink_columns_by_position')
 			ELSE 'by name' END AS sink_columns,
 	   /* the streaming engine keeps its windows' partial states (a batching flow: flowpg.batching_partial_states) */
-	   flowpg._on_streams(f.mode, f.options) AS partial_states
+	   flowpg._on_streams(f.mode, f.options) AS partial_states,
+	   /* with expire_after: windows before it are frozen, kept as they were */
+	   flowpg._flow_horizon(f.flow_id) AS horizon
 FROM flowpg.flow f
 CROSS JOIN LATERAL flowpg._deparse_query(f.flow_id) AS q(query)
 CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
 LEFT JOIN flowpg.flow_backfill b ON b.flow_id = f.flow_id
+LEFT JOIN LATERAL flowpg._stream_live(f.flow_id) l ON flowpg._on_streams(f.mode, f.options)
+LEFT JOIN LATERAL flowpg._stream_floor(f.flow_id) fl ON flowpg._on_streams(f.mode, f.options)
 LEFT JOIN pg_catalog.pg_attribute a
 	   ON a.attrelid = f.time_table AND a.attnum = f.time_column;
 
@@ -374,6 +415,7 @@ SELECT f.flow_id,
 	   CASE WHEN f.paused AND st.state <> 'update needed' THEN 'paused'
 			WHEN st.state = 'active' AND b.flow_id IS NOT NULL THEN 'backfilling'
 			WHEN st.state = 'active' AND s.status = 'recovering' THEN 'recovering'
+			WHEN st.state = 'active' AND l.degraded THEN 'degraded'
 			ELSE st.state END AS state,
 	   /* a streaming flow's rounds since the last record included: up to now */
 	   coalesce(r.rows_in, 0) + coalesce(l.rows_in, 0) AS rows_in,
@@ -415,11 +457,18 @@ SELECT f.flow_id,
 	   (pg_catalog.date_part('epoch', s.freshness) * 1000)::float8 AS freshness_ms,
 	   /* a due batching flow that no worker runs yet: why, and since when */
 	   w.waiting,
-	   w.waiting_since
+	   w.waiting_since,
+	   /*
+	    * where the state begins: windows before it are recomputed from the
+	    * source when they change (flowpg.state_keep, flowpg.state_memory), or
+	    * not maintained (expire_after)
+	    */
+	   fl.state_from
 FROM flowpg.flow f
 CROSS JOIN LATERAL flowpg._flow_state(f.state, f.state_reason) AS st
 LEFT JOIN LATERAL flowpg._stream_stats(f.flow_id) s ON flowpg._on_streams(f.mode, f.options)
 LEFT JOIN LATERAL flowpg._stream_live(f.flow_id) l ON flowpg._on_streams(f.mode, f.options)
+LEFT JOIN LATERAL flowpg._stream_floor(f.flow_id) fl ON flowpg._on_streams(f.mode, f.options)
 LEFT JOIN LATERAL (SELECT p.started_at, p.pid, p.command FROM flowpg._flow_progress() p
 				   WHERE p.flow_id = f.flow_id ORDER BY p.started_at LIMIT 1) p ON true
 LEFT JOIN flowpg.flow_run r ON r.flow_id = f.flow_id
@@ -479,3 +528,28 @@ UNION ALL
 SELECT 'flow', pg_catalog.current_database()::text, flow_id, flow_name, state_bytes, NULL, state_groups, queued_bytes, NULL,
 	   queued_batches, degraded::int, degrades, evictions, fallbacks
 FROM flows;
+
+/*
+ * 0.3 (issue 39): rollups that outlive their raw data.  A flow with
+ * expire_after backfills its whole history (or from backfill_from on), and
+ * its windows before the horizon stay as they were (flowpg.flow_backfill
+ * and flowpg.flows, above).
+ */
+
+DROP FUNCTION flowpg.create_flow(text, text, text, text, interval, interval, text, boolean,
+								 boolean, boolean);
+CREATE FUNCTION flowpg.create_flow(
+	flow_name text,
+	sink_table text,
+	query text,
+	mode text DEFAULT 'auto',
+	expire_after interval DEFAULT NULL,
+	eval_interval interval DEFAULT NULL,
+	comment text DEFAULT NULL,
+	or_replace boolean DEFAULT false,
+	if_not_exists boolean DEFAULT false,
+	backfill boolean DEFAULT true,
+	backfill_from timestamptz DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flowpg_create_flow'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;

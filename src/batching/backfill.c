@@ -72,16 +72,25 @@ typedef struct Backfill
 	int64		done_until;		/* ordinals below it are done */
 	int32		pieces_done;
 	int32		pieces_total;
+	bool		has_start;		/* backfill_from */
+	TimestampTz start_at;
+	bool		has_end;		/* a streaming flow's state holds the rest */
+	int64		end_before;
 } Backfill;
 
 void
-backfill_begin(int64 flow_id)
+backfill_begin(int64 flow_id, bool has_start, TimestampTz start_at)
 {
-	privileged_execute_for_flow("INSERT INTO flowpg.flow_backfill AS b (flow_id) VALUES ($1) "
-							 "ON CONFLICT (flow_id) DO UPDATE SET started_at = now(), "
-							 "time_lo = NULL, time_hi = NULL, done_until = NULL, "
-							 "pieces_done = 0, pieces_total = NULL, rows_written = 0",
-							 flow_id);
+	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(start_at)};
+	char		nulls[2] = {' ', has_start ? ' ' : 'n'};
+
+	privileged_execute("INSERT INTO flowpg.flow_backfill AS b (flow_id, start_at) VALUES ($1, $2) "
+					   "ON CONFLICT (flow_id) DO UPDATE SET started_at = now(), "
+					   "time_lo = NULL, time_hi = NULL, done_until = NULL, "
+					   "pieces_done = 0, pieces_total = NULL, rows_written = 0, "
+					   "start_at = excluded.start_at, end_before = NULL",
+					   2, types, values, nulls);
 }
 
 /*
@@ -113,9 +122,9 @@ read_backfill(int64 flow_id, Backfill *b)
 
 	if (!backfill_table_exists())
 		return false;
-	privileged_query("SELECT time_lo, time_hi, done_until, pieces_done, pieces_total "
-							 "FROM flowpg.flow_backfill WHERE flow_id = $1",
-							 1, types, values, NULL);
+	privileged_query("SELECT time_lo, time_hi, done_until, pieces_done, pieces_total, "
+					 "start_at, end_before FROM flowpg.flow_backfill WHERE flow_id = $1",
+					 1, types, values, NULL);
 	found = SPI_processed == 1;
 	if (found)
 	{
@@ -129,6 +138,10 @@ read_backfill(int64 flow_id, Backfill *b)
 		b->done_until = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
 		b->pieces_done = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
 		b->pieces_total = DatumGetInt32(SPI_getbinval(tuple, desc, 5, &isnull));
+		b->start_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 6, &isnull));
+		b->has_start = !isnull;
+		b->end_before = DatumGetInt64(SPI_getbinval(tuple, desc, 7, &isnull));
+		b->has_end = !isnull;
 	}
 	privileged_query_end();
 	return found;
@@ -196,14 +209,78 @@ time_is_indexed(FlowEntry *entry)
 	return found;
 }
 
+/*
+ * With expire_after the backfill computes the flow's history: every window
+ * from the source's oldest row (or backfill_from) on, those before the
+ * horizon too, which nothing recomputes afterwards.  Sink rows of older
+ * windows stay: a replaced flow's history whose rows the source no longer
+ * has.  A recording rule's expire_after is about its ticks: not this.
+ */
+static bool
+backfills_history(FlowEntry *entry)
+{
+	return entry->expire_after != NULL && !flow_plan_for_entry(entry)->recording_rule;
+}
+
+/*
+ * The backfill's time range, read under the first piece's snapshot (after
+ * create_flow committed: rows committed later are captured, whatever their
+ * time).  False when the flow is computed whole at once: no window, no
+ * rows from backfill_from on, rows without a time (no range holds their
+ * group; with expire_after that group is not maintained), or a query using
+ * now() (one instant for all of it).
+ */
+static bool
+establish_range(FlowEntry *entry, Backfill *b)
+{
+	int64		rows;
+	bool		null_times;
+	int64		span;
+
+	if (b->has_range)
+		return true;
+	if (!batch_time_bounds(entry, b->has_start, b->start_at, &b->time_lo, &b->time_hi, &rows,
+						   &null_times) ||
+		(null_times && !backfills_history(entry)) || flow_plan_for_entry(entry)->uses_now)
+		return false;
+
+	/*
+	 * A piece reads its range through an index, or all of the source; a
+	 * range too wide for int64 arithmetic ('infinity') is one piece.
+	 */
+	b->pieces_total = !time_is_indexed(entry) ||
+		pg_sub_s64_overflow(b->time_hi, b->time_lo, &span) ? 1 :
+		(int32) Min(Max((rows + PIECE_ROWS - 1) / PIECE_ROWS, 1), MAX_PIECES);
+	b->done_until = b->time_lo;
+	b->has_range = true;
+	return true;
+}
+
+/*
+ * Recomputes the windows from b->done_until (the first piece: from the
+ * first window, or from the oldest row's with expire_after) to the window
+ * holding hi, or to the last window.
+ */
+static uint64
+refresh_from(FlowEntry *entry, const Backfill *b, bool has_hi, int64 hi)
+{
+	bool		history = backfills_history(entry);
+	bool		first = b->pieces_done == 0;
+
+	/*
+	 * The first piece deletes the rows of no window, and the last goes on
+	 * after the last window: a replaced flow's old rows go (within the
+	 * horizon, with expire_after).  The source had no rows without a time
+	 * at the first piece's snapshot, and any written since are captured.
+	 */
+	return batch_refresh_ordinals(entry, !first || history, b->done_until, has_hi, hi,
+								  first && !history, history);
+}
+
 static bool
 backfill_piece(FlowEntry *entry, uint64 *rows_out)
 {
 	Backfill	b;
-	int64		rows;
-	bool		null_times;
-	int64		span;
-	int64		width;
 	int64		piece_hi;
 	bool		last;
 
@@ -211,49 +288,39 @@ backfill_piece(FlowEntry *entry, uint64 *rows_out)
 	flow_lock(entry->flow_id);	/* pieces, rounds and refreshes one at a time */
 	if (!read_backfill(entry->flow_id, &b))
 		return false;
-	if (!b.has_range)
+	/* a streaming flow's load did it all, or leaves the windows before end_before */
+	if (flow_on_streams(entry) && !b.has_end)
 	{
-		/* under this piece's snapshot, after create_flow committed */
-		if (!batch_time_bounds(entry, &b.time_lo, &b.time_hi, &rows, &null_times) ||
-			null_times || flow_plan_for_entry(entry)->uses_now)
-		{
-			/*
-			 * No window, rows without a time (no range holds their group),
-			 * or a query using now() (one instant for all of it): the whole
-			 * flow at once.
-			 */
-			*rows_out = batch_refresh_ordinals(entry, false, 0, false, 0, false);
-			backfill_forget(entry->flow_id);
-			return false;
-		}
-		/*
-		 * A piece reads its range through an index, or all of the source;
-		 * a range too wide for int64 arithmetic ('infinity') is one piece.
-		 */
-		b.pieces_total = !time_is_indexed(entry) ||
-			pg_sub_s64_overflow(b.time_hi, b.time_lo, &span) ? 1 :
-			(int32) Min(Max((rows + PIECE_ROWS - 1) / PIECE_ROWS, 1), MAX_PIECES);
-		b.done_until = b.time_lo;
-		b.has_range = true;
+		backfill_forget(entry->flow_id);
+		return false;
+	}
+	if (!establish_range(entry, &b))
+	{
+		*rows_out = batch_refresh_ordinals(entry, false, 0, false, 0, false, false);
+		backfill_forget(entry->flow_id);
+		return false;
+	}
+	/* a streaming flow's pieces stop where its state's first load began */
+	if (b.has_end && b.time_hi >= b.end_before)
+		b.time_hi = b.end_before - 1;
+	if (b.done_until > b.time_hi)
+	{
+		backfill_forget(entry->flow_id);
+		return false;
 	}
 	progress_counts(b.pieces_done, b.pieces_total, -1, -1);
 	last = b.pieces_total <= 1 || b.pieces_done + 1 >= b.pieces_total;
 	piece_hi = b.time_hi;
 	if (!last)
 	{
-		width = (b.time_hi - b.time_lo) / b.pieces_total + 1;
+		int64		width = (b.time_hi - b.time_lo) / b.pieces_total + 1;
+
 		if (pg_add_s64_overflow(b.done_until, width - 1, &piece_hi) || piece_hi >= b.time_hi)
 			last = true;
 	}
-
-	/*
-	 * The first from the first window, the last to the last, and the first
-	 * deletes the rows of no window: a replaced flow's old rows go.  (The
-	 * source had no rows without a time at the first piece's snapshot, and
-	 * any written since are captured.)
-	 */
-	*rows_out = batch_refresh_ordinals(entry, b.pieces_done > 0, b.done_until,
-									   !last, piece_hi, b.pieces_done == 0);
+	if (last)
+		piece_hi = b.time_hi;
+	*rows_out = refresh_from(entry, &b, !last || b.has_end, piece_hi);
 	if (last)
 	{
 		backfill_forget(entry->flow_id);
@@ -286,8 +353,20 @@ backfill_complete(FlowEntry *entry)
 	if (!read_backfill(entry->flow_id, &b))
 		return 0;
 	/* what the worker has not done yet, to the last window */
-	rows = batch_refresh_ordinals(entry, b.has_range && b.pieces_done > 0, b.done_until,
-								  false, 0, b.has_range && b.pieces_done == 0);
+	if (establish_range(entry, &b))
+		rows = refresh_from(entry, &b, false, 0);
+	else
+		rows = batch_refresh_ordinals(entry, false, 0, false, 0, false, false);
 	backfill_forget(entry->flow_id);
 	return rows;
+}
+
+void
+backfill_set_end(int64 flow_id, int64 end_before)
+{
+	Oid			types[2] = {INT8OID, INT8OID};
+	Datum		values[2] = {Int64GetDatum(flow_id), Int64GetDatum(end_before)};
+
+	privileged_execute("UPDATE flowpg.flow_backfill SET end_before = $2 WHERE flow_id = $1",
+					   2, types, values, NULL);
 }

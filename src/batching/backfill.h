@@ -10,8 +10,11 @@
 
 #include "catalog.h"
 
-/* create_flow: the flow's sink is to be computed from its source. */
-extern void backfill_begin(int64 flow_id);
+/*
+ * create_flow: the flow's sink is to be computed from its source; with
+ * expire_after, from start_at on when has_start.
+ */
+extern void backfill_begin(int64 flow_id, bool has_start, TimestampTz start_at);
 
 /* The flow is gone, or its backfill done. */
 extern void backfill_forget(int64 flow_id);
@@ -27,5 +30,12 @@ extern bool backfill_step(FlowEntry *entry, uint64 *rows_out);
 
 /* flush_flow: the rest of the backfill, here.  Returns the rows written. */
 extern uint64 backfill_complete(FlowEntry *entry);
+
+/*
+ * A streaming flow's first load computed the windows from end_before (a
+ * time ordinal) on into its state and sink: backfill_step does the older
+ * ones, in pieces.
+ */
+extern void backfill_set_end(int64 flow_id, int64 end_before);
 
 #endif							/* FLOWPG_BACKFILL_H */

@@ -629,7 +629,7 @@ batch_recompute_all(FlowEntry *entry)
  * NIL when nothing of it is maintained.
  */
 static List *
-ordinal_ranges(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
+ordinal_ranges(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi, bool history)
 {
 	WindowRange *r = palloc0(sizeof(WindowRange));
 	List	   *ranges;
@@ -654,7 +654,7 @@ ordinal_ranges(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
 	if (!r->unbounded && !r->from_beginning && r->end <= r->start)
 		return NIL;
 	ranges = list_make1(r);
-	if (run->entry->expire_after)
+	if (run->entry->expire_after && !history)
 		ranges = batch_clip_ranges(ranges,
 								   window_expiry_cutoff(run->probe, run->entry->expire_after));
 	return ranges;
@@ -662,9 +662,9 @@ ordinal_ranges(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
 
 /* Recomputes the windows of ordinal_ranges, in the caller's run context. */
 static uint64
-refresh_ordinals(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi)
+refresh_ordinals(BatchRun *run, bool has_lo, int64 lo, bool has_hi, int64 hi, bool history)
 {
-	List	   *ranges = ordinal_ranges(run, has_lo, lo, has_hi, hi);
+	List	   *ranges = ordinal_ranges(run, has_lo, lo, has_hi, hi, history);
 
 	return ranges ? recompute(run->entry, run->plan, run->probe, ranges, false) : 0;
 }
@@ -694,7 +694,8 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 																			DatumGetTimestampTz(start)) : 0,
 								has_end,
 								has_end ? window_ordinal_from_timestamptz(run.plan->time_type,
-																		  DatumGetTimestampTz(end) - 1) : 0);
+																		  DatumGetTimestampTz(end) - 1) : 0,
+								false);
 	}
 	batch_run_end(&run);
 	return rows;
@@ -702,7 +703,7 @@ batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 
 uint64
 batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int64 hi,
-					   bool null_window)
+					   bool null_window, bool history)
 {
 	BatchRun	run;
 	uint64		rows;
@@ -718,7 +719,7 @@ batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo, bool has_hi, int
 	{
 		if (null_window)
 			sink_delete_null_window(entry->sink_relid, run.plan, entry->flow_name);
-		rows = refresh_ordinals(&run, has_lo, lo, has_hi, hi);
+		rows = refresh_ordinals(&run, has_lo, lo, has_hi, hi, history);
 	}
 	batch_run_end(&run);
 	return rows;
@@ -738,7 +739,8 @@ time_column_sql(FlowEntry *entry, const char **column, char **table)
 }
 
 bool
-batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *null_times)
+batch_time_bounds(FlowEntry *entry, bool has_start, TimestampTz start,
+				  int64 *lo, int64 *hi, int64 *rows, bool *null_times)
 {
 	BatchRun	run;
 	const char *column;
@@ -770,30 +772,51 @@ batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows, bool *nul
 		*hi = window_datum_to_ordinal(run.plan->time_type, d);
 	*rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &hi_null));
 	*null_times = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &hi_null)) > 0;
+
+
+	/*
+	 * With expire_after (the backfill of a history): from the oldest row,
+	 * or from start, but the maintained windows all, rows or not.
+	 */
+	if (entry->expire_after && !run.plan->recording_rule)
+	{
+		int64		cutoff = window_expiry_cutoff(run.probe, entry->expire_after);
+
+		if (lo_null)
+			*lo = *hi = cutoff;
+		else if (has_start)
+			*lo = Max(*lo, window_ordinal_from_timestamptz(run.plan->time_type, start));
+		*lo = Min(*lo, cutoff);
+		*hi = Max(*hi, *lo);
+		lo_null = false;
+	}
 	batch_run_end(&run);
 	return !lo_null;
 }
 
 bool
-batch_newest_time(BatchRun *run, int64 *x)
+batch_source_newest(FlowEntry *entry, Oid time_type, int64 *x)
 {
 	const char *column;
 	char	   *table;
 	bool		isnull = true;
 	Datum		d;
 
-	if (run->probe == NULL)
-		return false;
-	time_column_sql(run->entry, &column, &table);
+	time_column_sql(entry, &column, &table);
 	/* max() alone: an index on the column answers it without a scan */
 	if (SPI_execute(psprintf("SELECT max(%s) FROM %s", column, table), true, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
-		elog(ERROR, "flowpg could not read the newest time of flow \"%s\"",
-			 run->entry->flow_name);
+		elog(ERROR, "flowpg could not read the newest time of flow \"%s\"", entry->flow_name);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull)
-		*x = window_datum_to_ordinal(run->plan->time_type, d);
+		*x = window_datum_to_ordinal(time_type, d);
 	return !isnull;
+}
+
+bool
+batch_newest_time(BatchRun *run, int64 *x)
+{
+	return run->probe != NULL && batch_source_newest(run->entry, run->plan->time_type, x);
 }
 
 bool
@@ -821,7 +844,7 @@ batch_refresh_statements(BatchRun *run, bool whole, int64 x, BatchStatements *ou
 	}
 	else
 	{
-		out->ranges = ordinal_ranges(run, true, x, true, x);
+		out->ranges = ordinal_ranges(run, true, x, true, x, false);
 		if (out->ranges == NIL)
 			return false;
 	}

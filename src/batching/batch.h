@@ -105,22 +105,30 @@ extern uint64 batch_refresh_range(FlowEntry *entry, bool has_start, Datum start,
 								  bool has_end, Datum end);
 
 /*
- * The same over time ordinals (window.h): the windows holding lo to hi;
- * without has_lo from the first window, without has_hi to the last.
+ * The backfill's refresh, over time ordinals (window.h): the windows holding
+ * lo to hi; without has_lo from the first window, without has_hi to the
+ * last; null_window: the NULL window's rows deleted.  Within expire_after,
+ * unless history: windows before the horizon too.
  */
 extern uint64 batch_refresh_ordinals(FlowEntry *entry, bool has_lo, int64 lo,
-									 bool has_hi, int64 hi, bool null_window);
+									 bool has_hi, int64 hi, bool null_window,
+									 bool history);
 
 /*
  * The smallest and largest time ordinals of the flow's time column in its
  * source, its number of rows and whether some have no time, as the flow's
  * owner; false when the flow has no time window or the source no time.
+ * With expire_after, the smallest is from start on when has_start, and no
+ * later than the horizon: true whenever there is a window.
  */
-extern bool batch_time_bounds(FlowEntry *entry, int64 *lo, int64 *hi, int64 *rows,
-							  bool *null_times);
+extern bool batch_time_bounds(FlowEntry *entry, bool has_start, TimestampTz start,
+							  int64 *lo, int64 *hi, int64 *rows, bool *null_times);
 
 /* In a run: the newest time ordinal of the flow's time column; false: none. */
 extern bool batch_newest_time(BatchRun *run, int64 *x);
+
+/* The same as the caller, connected to SPI as the flow's owner. */
+extern bool batch_source_newest(FlowEntry *entry, Oid time_type, int64 *x);
 
 /*
  * What a refresh executes, built as a run builds it: the flow's query

@@ -376,6 +376,31 @@ flowpg_stream_live(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 
+PG_FUNCTION_INFO_V1(flowpg_stream_floor);
+
+/*
+ * flowpg._stream_floor(flow_id): where a streaming flow's state begins
+ * (windows before it are recomputed when they change, or past expire_after
+ * not maintained), and whether memory took all of it.
+ */
+Datum
+flowpg_stream_floor(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {0};
+	StreamStats st;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (!registry_get_stats(PG_GETARG_INT64(0), &st))
+		memset(&st, 0, sizeof(st));
+	nulls[0] = st.state_from == 0;
+	values[0] = TimestampTzGetDatum(st.state_from);
+	values[1] = BoolGetDatum(st.degraded_whole);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
 PG_FUNCTION_INFO_V1(flowpg_database_memory);
 
 /* flowpg._database_memory(): this database's state, the server's, its share. */

@@ -21,6 +21,7 @@ int			flowpg_state_memory_kb = 64 * 1024;
 int			flowpg_queue_memory_kb = 16 * 1024;
 int			flowpg_flush_interval_ms = 100;
 int			flowpg_max_sink_lag_ms = 30 * 1000;
+int			flowpg_state_keep_s = 300;
 int			flowpg_min_refresh_interval_ms = 5000;
 int			flowpg_query_timeout_ms = 10 * 60 * 1000;
 int			flowpg_slow_query_threshold_ms = 60 * 1000;
@@ -128,6 +129,18 @@ guc_define(void)
 							30 * 1000, 1, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("flowpg.state_keep",
+							"How far behind its newest row a streaming flow keeps its windows' partial states.",
+							"Windows that end earlier leave the state (the sink keeps their rows); "
+							"a change to one recomputes it from the source.  The newest row counts "
+							"no later than now().  -1 keeps every window.  Applies to flows whose "
+							"time column is NOT NULL or that have expire_after.",
+							&flowpg_state_keep_s,
+							300, -1, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("flowpg.min_refresh_interval",

@@ -16,6 +16,7 @@ extern int	flowpg_state_memory_kb;
 extern int	flowpg_queue_memory_kb;
 extern int	flowpg_flush_interval_ms;
 extern int	flowpg_max_sink_lag_ms;
+extern int	flowpg_state_keep_s;
 extern int	flowpg_min_refresh_interval_ms;
 extern int	flowpg_query_timeout_ms;
 extern int	flowpg_slow_query_threshold_ms;

@@ -312,6 +312,10 @@ flowpg_create_flow(PG_FUNCTION_ARGS)
 	def.or_replace = required_bool_arg(fcinfo, 7, "or_replace");
 	def.if_not_exists = required_bool_arg(fcinfo, 8, "if_not_exists");
 	def.backfill = required_bool_arg(fcinfo, 9, "backfill");
+	/* (0.2's create_flow, until ALTER EXTENSION UPDATE, has no backfill_from) */
+	def.has_backfill_from = PG_NARGS() > 10 && !PG_ARGISNULL(10);
+	if (def.has_backfill_from)
+		def.backfill_from = PG_GETARG_TIMESTAMPTZ(10);
 	PG_RETURN_INT64(flow_create(&def, &outcome));
 }
 
@@ -340,6 +344,12 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("or_replace and if_not_exists cannot be used together")));
+	if (def->has_backfill_from && (expire_after == NULL || !backfill))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("backfill_from needs expire_after and backfill"),
+				 errdetail("backfill_from is the oldest time whose windows the backfill computes below the horizon of expire_after; without expire_after every window is maintained, so every window is computed."),
+				 errhint("Give expire_after, or leave backfill_from out.")));
 	/* flow_name_parse and the GreptimeDB scanner truncate names, as PostgreSQL does */
 	Assert(strlen(flow_name) < NAMEDATALEN);
 	requested = flow_mode_from_name(def->mode_name);
@@ -481,7 +491,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	 */
 	if (backfill)
 	{
-		backfill_begin(entry->flow_id);
+		backfill_begin(entry->flow_id, def->has_backfill_from, def->backfill_from);
 
 		/*
 		 * A streaming flow's load only upserts the groups of its query:
@@ -802,7 +812,7 @@ flow_flush(const char *flow_name)
 {
 	FlowEntry  *entry;
 	TimestampTz started = GetCurrentTimestamp();
-	BatchResult result;
+	BatchResult result = {0};
 
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
@@ -874,9 +884,10 @@ flow_flush(const char *flow_name)
 		 * recomputed here; the worker's state, reloaded from the source,
 		 * agrees with it.
 		 */
-		result = batch_recompute_all(entry);
 		if (backfilling)
-			backfill_forget(entry->flow_id);
+			result.rows_out = backfill_complete(entry); /* its history too */
+		else
+			result = batch_recompute_all(entry);
 		registry_request_reset(entry->flow_id);
 		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
 		return (int64) result.rows_out;

@@ -28,6 +28,8 @@ typedef struct FlowDefinition
 	bool		or_replace;
 	bool		if_not_exists;
 	bool		backfill;
+	bool		has_backfill_from;	/* with expire_after: the oldest time backfilled */
+	TimestampTz backfill_from;
 	/* from flowpg.execute: the statement, and the query as written there */
 	const struct FlowQuerySource *source;
 	const char *written_query;

@@ -62,10 +62,13 @@
 #include "eval_tick.h"
 #include "flow_api.h"
 #include "planner.h"
+#include "settings.h"
 #include "sink.h"
 #include "stats.h"
+#include "subxact.h"
 
 PG_FUNCTION_INFO_V1(flowpg_verify_flow);
+PG_FUNCTION_INFO_V1(flowpg_flow_horizon);
 PG_FUNCTION_INFO_V1(flowpg_floats_within);
 PG_FUNCTION_INFO_V1(flowpg_value_image);
 
@@ -306,6 +309,7 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	bool		recording_rule = flow_plan_for_entry(entry)->recording_rule;
 	TimestampTz tick = 0;
 	bool		has_tick = false;
+	TimestampTz horizon = 0;
 
 	/* the sink goes with its flow: once locked, dropped only if already gone */
 	LockRelationOid(entry->sink_relid, AccessShareLock);
@@ -339,6 +343,8 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 		/* the sink's rows of those windows: from the first one's value on */
 		WindowRange *first = linitial(ranges);
 
+		horizon = window_ordinal_to_timestamptz(run.plan->time_type, first->start);
+
 		/* in the sink column's type, as the refresh's DELETE has it */
 		args[nargs] = sink_convert_value(entry->sink_relid, run.plan, run.plan->window_output,
 										 window_probe_eval(run.probe, first->start),
@@ -369,12 +375,64 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 										 &isnull));
 	batch_run_end(&run);
+	if (ranges != NIL)
+		ereport(NOTICE,
+				(errmsg("flow \"%s\" was compared from its horizon, %s, on",
+						entry->flow_name, timestamptz_to_str(horizon)),
+				 errdetail("The windows before the horizon of expire_after are frozen: they keep the rows they had, whatever happens to the source's rows there.")));
 	if (run.plan->recording_rule)
 		ereport(NOTICE,
 				(errmsg("flow \"%s\" is a recording rule: only the sink rows of %s were compared",
 						entry->flow_name, has_tick ? "its last tick" : "the current tick"),
 				 errdetail("Each tick adds its own groups; the rows of earlier ticks stay as they were computed.")));
 	return result;
+}
+
+typedef struct HorizonCall
+{
+	FlowEntry  *entry;
+	bool		found;
+	TimestampTz horizon;
+} HorizonCall;
+
+static void
+compute_horizon(void *arg)
+{
+	HorizonCall *call = arg;
+	FlowEntry  *entry = call->entry;
+	FlowPlan   *plan = flow_plan_for_entry(entry);
+	FlowIdentity identity;
+
+	if (plan->recording_rule || plan->window_expr == NULL)
+		return;
+	/* the window expression runs as in a refresh */
+	flow_enter(&identity, entry->owner, entry->settings, false);
+	call->horizon = window_ordinal_to_timestamptz(plan->time_type,
+												  window_expiry_cutoff(flow_plan_window_probe(plan),
+																	   entry->expire_after));
+	call->found = true;
+	flow_leave(&identity);
+}
+
+/*
+ * flowpg._flow_horizon(flow_id), for flowpg.flows: the start of the oldest
+ * window a flow with expire_after maintains (the older ones are frozen), or
+ * NULL.  A flow that cannot be evaluated (its pinned settings, its code)
+ * shows NULL: a view must not fail for one flow.
+ */
+Datum
+flowpg_flow_horizon(PG_FUNCTION_ARGS)
+{
+	HorizonCall call = {0};
+	ErrorData  *error;
+
+	call.entry = catalog_get_by_id(PG_GETARG_INT64(0));
+	if (call.entry == NULL || call.entry->expire_after == NULL || call.entry->window_expr == NULL)
+		PG_RETURN_NULL();
+	error = subxact_run_rolled_back(compute_horizon, &call);
+	if (error || !call.found)
+		PG_RETURN_NULL();
+	PG_RETURN_TIMESTAMPTZ(call.horizon);
 }
 
 /* flowpg.verify_flow(flow_name, tolerance) */

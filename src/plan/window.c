@@ -644,6 +644,46 @@ window_ordinal_from_timestamptz(Oid argtype, TimestampTz t)
 	return window_datum_to_ordinal(argtype, value);
 }
 
+TimestampTz
+window_ordinal_to_timestamptz(Oid argtype, int64 x)
+{
+	Datum		value = window_ordinal_to_datum(argtype, x);
+
+	switch (argtype)
+	{
+		case TIMESTAMPTZOID:
+			return DatumGetTimestampTz(value);
+		case TIMESTAMPOID:
+			return DatumGetTimestampTz(DirectFunctionCall1(timestamp_timestamptz, value));
+		case DATEOID:
+			return DatumGetTimestampTz(DirectFunctionCall1(date_timestamptz, value));
+		default:
+			return (TimestampTz) (x - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY) *
+				USECS_PER_SEC;
+	}
+}
+
+bool
+window_ordinal_minus_seconds(Oid argtype, int64 x, int64 seconds, int64 *result)
+{
+	int64		units;
+
+	switch (argtype)
+	{
+		case TIMESTAMPTZOID:
+		case TIMESTAMPOID:
+			if (pg_mul_s64_overflow(seconds, USECS_PER_SEC, &units))
+				return false;
+			break;
+		case DATEOID:
+			units = seconds / SECS_PER_DAY;
+			break;
+		default:
+			units = seconds;
+	}
+	return !pg_sub_s64_overflow(x, units, result);
+}
+
 int64
 window_expiry_cutoff(WindowProbe *probe, Interval *expire_after)
 {

@@ -115,6 +115,12 @@ extern void window_check_monotonic(WindowProbe *probe, const char *exprtext,
  */
 extern int64 window_ordinal_from_timestamptz(Oid argtype, TimestampTz t);
 
+/* The inverse: an ordinal as the point in time it stands for. */
+extern TimestampTz window_ordinal_to_timestamptz(Oid argtype, int64 x);
+
+/* x minus that many seconds, in the ordinal's units; false on overflow. */
+extern bool window_ordinal_minus_seconds(Oid argtype, int64 x, int64 seconds, int64 *result);
+
 /*
  * The start of the window holding now() - expire_after: windows from there
  * on are maintained, older ones are expired.  Evaluate under the flow's

@@ -473,6 +473,8 @@ registry_publish(int64 flow_id, StreamStats *stats, int64 flushes_done, bool fai
 	slot->stats.last_round_us = stats->last_round_us;
 	slot->stats.retry_at = stats->retry_at;
 	slot->stats.degraded = stats->degraded;
+	slot->stats.degraded_whole = stats->degraded_whole;
+	slot->stats.state_from = stats->state_from;
 	slot->stats.degrades = stats->degrades;
 	slot->stats.evictions = stats->evictions;
 	if (stats->last_worker)

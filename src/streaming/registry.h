@@ -51,8 +51,11 @@ typedef struct StreamStats
 	TimestampTz retry_at;		/* the next attempt of a failed flow, 0 none */
 	/* flowpg.memory: what memory limits took from the state */
 	bool		degraded;		/* recomputed (all or older windows) for now */
+	bool		degraded_whole; /* all of it */
 	int64		degrades;
 	int64		evictions;
+	/* windows before it are not in the state (0: all are), as a time */
+	TimestampTz state_from;
 } StreamStats;
 
 #define STREAM_STATUS_NONE 0

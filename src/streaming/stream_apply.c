@@ -12,8 +12,8 @@
  *
  * A batch is not merged where the state cannot take it exactly: windows a
  * refill of this round already read from the source (skip ranges), windows
- * below expire_after (ignored, as in the batching engine) or below the
- * memory watermark, and batches computed by an older definition of the
+ * below expire_after (ignored, as in the batching engine), below the
+ * memory watermark or the cold floor (stream_evict.c), and batches computed by an older definition of the
  * flow -- those windows go to the dirty log and are recomputed.
  *
  * Before any group is changed, its windows are added to the round's
@@ -103,13 +103,15 @@ apply_one(StreamFlow *flow, PendingBatch *pb, bool replay, bool is_row, int sign
 
 	/*
 	 * With expire_after a NULL window is never maintained (as in the
-	 * batching engine); below a memory watermark the state has no
-	 * NULL-window group either, so those changes are recomputed.
+	 * batching engine); below a memory watermark or the cold floor
+	 * (flowpg.state_keep) the state has no NULL-window group either, so
+	 * those changes are recomputed.
 	 */
 	counted = stream_state_in_skips(pb->skips, wnull, w);
 	expired = sh->has_expiry && (wnull || w < sh->expiry_window);
 	if (counted || expired || flow->store == NULL ||
-		(sh->has_watermark && (wnull || w < sh->watermark_window)))
+		(sh->has_watermark && (wnull || w < sh->watermark_window)) ||
+		(sh->has_cold && (wnull || w < sh->cold_window)))
 	{
 		if (replay)
 			return;				/* dealt with when the batch was applied */
@@ -150,6 +152,12 @@ apply_one(StreamFlow *flow, PendingBatch *pb, bool replay, bool is_row, int sign
 	merged = stream_state_merge_group(flow, time_lo, time_hi,
 									  is_row ? NULL : flow->partials,
 									  is_row ? flow->inputs : NULL, sign, false);
+	/* how far the state's windows reach: the cold floor follows it */
+	if (time_lo <= time_hi && (!sh->has_newest || time_hi > sh->newest_time))
+	{
+		sh->newest_time = time_hi;
+		sh->has_newest = true;
+	}
 
 	/*
 	 * A retraction the state could not take (the maximum deleted): the

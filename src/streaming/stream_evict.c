@@ -1,13 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * stream_evict.c
- *	  Where a streaming flow's state gives up windows: for memory, and
- *	  past expire_after.
+ *	  Where a streaming flow's state gives up windows: with age, for
+ *	  memory, and past expire_after.
+ *
+ * The state keeps the windows that still change: those that end no more
+ * than flowpg.state_keep before the newest row the flow has seen (no later
+ * than now()).  Older windows leave it as time goes by (their rows stay in
+ * the sink), and a change to one goes to the dirty log, recomputed from
+ * the source: late rows are exact, and the state's size follows the rate
+ * of rows, not the length of the history.  (Only for flows with no NULL
+ * window in their state: a time column NOT NULL, or expire_after, which
+ * never maintains that window.  A NULL-time change under a floor would
+ * recompute the whole flow.)
  *
  * Above flowpg.state_memory (all flows of the server together), the flow
  * with the most state gives up the older half of its windows: a watermark
  * moves up to the median window, and changes below it go to the dirty log
- * (recomputed from the source) instead of the state.  A flow without a
+ * too; once memory frees, the state is loaded again.  A flow without a
  * window gives up its whole state and is recomputed from then on.  Windows
  * older than expire_after are evicted and changes to them ignored, as in
  * the batching engine.
@@ -16,9 +26,11 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "utils/lsyscache.h"
 
 #include "dirty_log.h"
+#include "guc.h"
 #include "stream_flow.h"
 #include "window.h"
 
@@ -166,21 +178,62 @@ stream_evict_for_memory(StreamFlow *flow)
 	store_delete_where(flow->store, below_floor, &sh->watermark_window);
 }
 
-/* Moves the expiry cutoff; evicts the windows that fell behind it. */
+/*
+ * The start of the oldest window the state keeps by age, given the newest
+ * time it has seen: the window holding min(newest, now) - state_keep.
+ * False when every window is kept.
+ */
+bool
+stream_evict_cold_floor(StreamFlow *flow, int64 newest, int64 *floor_time)
+{
+	Oid			type = flow->graph->time_type;
+	int64		now = window_ordinal_from_timestamptz(type, GetCurrentTransactionStartTimestamp());
+	int64		x;
+	int64		end;
+	bool		unbounded;
+
+	if (flowpg_state_keep_s < 0 || !flow->may_go_cold ||
+		!window_ordinal_minus_seconds(type, Min(newest, now), flowpg_state_keep_s, &x))
+		return false;
+	window_bounds(flow->probe, x, floor_time, &end, &unbounded);
+	return true;
+}
+
+/* Sets a floor of the state (cold, expiry): windows below it leave. */
+static void
+raise_floor(StreamFlow *flow, bool *has, int64 *time, int64 *window, int64 to, bool keep_changes)
+{
+	*has = true;
+	*time = to;
+	*window = stream_state_window_of(flow, to);
+	if (flow->store == NULL || !flow->sh->loaded)
+		return;
+	/* changes not in the sink yet: their windows are recomputed this round */
+	if (keep_changes)
+		log_changed_below(flow, *window);
+	store_delete_where(flow->store, below_floor, window);
+}
+
+/*
+ * Moves the expiry cutoff and the cold floor up with time; evicts the
+ * windows that fell behind them.
+ */
 void
-stream_evict_expired(StreamFlow *flow)
+stream_evict_aged(StreamFlow *flow)
 {
 	FlowShared *sh = flow->sh;
-	int64		cutoff;
+	int64		to;
 
-	if (flow->entry->expire_after == NULL || flow->probe == NULL)
+	if (flow->probe == NULL)
 		return;
-	cutoff = window_expiry_cutoff(flow->probe, flow->entry->expire_after);
-	if (sh->has_expiry && cutoff <= sh->expiry_time)
-		return;
-	sh->has_expiry = true;
-	sh->expiry_time = cutoff;
-	sh->expiry_window = stream_state_window_of(flow, cutoff);
-	if (flow->store && sh->loaded)
-		store_delete_where(flow->store, below_floor, &sh->expiry_window);
+	if (flow->entry->expire_after)
+	{
+		to = window_expiry_cutoff(flow->probe, flow->entry->expire_after);
+		/* what an expired window had not written yet is not maintained */
+		if (!sh->has_expiry || to > sh->expiry_time)
+			raise_floor(flow, &sh->has_expiry, &sh->expiry_time, &sh->expiry_window, to, false);
+	}
+	if (sh->loaded && sh->has_newest && stream_evict_cold_floor(flow, sh->newest_time, &to) &&
+		(!sh->has_cold || to > sh->cold_time))
+		raise_floor(flow, &sh->has_cold, &sh->cold_time, &sh->cold_window, to, true);
 }

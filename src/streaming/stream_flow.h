@@ -10,7 +10,7 @@
  *	  stream_apply.c   applying queued batches to the state
  *	  stream_refill.c  refilling windows of the state from the source
  *	  stream_write.c   writing the sink from the changed groups
- *	  stream_evict.c   giving up windows: memory and expire_after
+ *	  stream_evict.c   giving up windows: memory, age and expire_after
  *
  *-------------------------------------------------------------------------
  */
@@ -39,14 +39,22 @@ typedef struct FlowShared
 	TimestampTz degraded_at;	/* when state (all, or windows) was last given up */
 	int			degrades;		/* in a row: the wait before loading again grows */
 
-	/* windows below these are not in the state */
+	/*
+	 * Windows below these are not in the state: below the expiry, changes
+	 * are ignored; below the others, they are recomputed from the source.
+	 */
 	bool		has_watermark;	/* given up for memory */
 	int64		watermark_time;
 	int64		watermark_window;
 	bool		has_expiry;		/* expire_after */
 	int64		expiry_time;
 	int64		expiry_window;
+	bool		has_cold;		/* older than flowpg.state_keep */
+	int64		cold_time;
+	int64		cold_window;
 	bool		evict_requested;
+	bool		has_newest;		/* the newest time the state has seen */
+	int64		newest_time;
 
 	/*
 	 * What the round in progress may have changed (time ordinals, or the
@@ -128,6 +136,7 @@ typedef struct StreamFlow
 	BatchResult counts_before;	/* the shared counts when this round began */
 	StreamGraph *graph;
 	WindowProbe *probe;
+	bool		may_go_cold;	/* no NULL window in the state: state_keep applies */
 	FlowShared *sh;				/* NULL when the registry had no slot */
 	TimestampTz no_shared_until;	/* sh could not be made: not before */
 	GroupStore *store;			/* a handle on sh->store, NULL when none */
@@ -206,6 +215,7 @@ extern void stream_record_rounds(StreamFlow *flow, TimestampTz now, bool force);
 
 /* stream_evict.c */
 extern void stream_evict_for_memory(StreamFlow *flow);
-extern void stream_evict_expired(StreamFlow *flow);
+extern void stream_evict_aged(StreamFlow *flow);
+extern bool stream_evict_cold_floor(StreamFlow *flow, int64 newest, int64 *floor_time);
 
 #endif							/* FLOWPG_STREAM_FLOW_H */

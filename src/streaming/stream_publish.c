@@ -62,6 +62,7 @@ stream_publish(StreamFlow *flow, int64 flush_done, bool failed, TimestampTz comm
 	sh->stats.last_round_us = sh->last_round_us;
 	sh->stats.retry_at = sh->failures > 0 ? sh->retry_at : 0;
 	sh->stats.degraded = sh->degraded || sh->has_watermark;
+	sh->stats.degraded_whole = sh->degraded;
 	sh->stats.degrades = sh->degrades_total;
 	sh->stats.evictions = sh->evictions;
 	registry_publish(flow->flow_id, &sh->stats, flush_done, failed);

@@ -29,6 +29,7 @@
 #include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
 
+#include "backfill.h"
 #include "catalog.h"
 #include "dirty_log.h"
 #include "progress.h"
@@ -333,16 +334,31 @@ stream_refill_load(StreamFlow *flow)
 	bool		whole = true;
 	bool		mark_all = sink_was_filled(flow);
 
+	int64		floor_time;
+	int64		floor_window;
+
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (sh->has_expiry)
+	/* the windows still changing: up to state_keep behind the newest row */
+	if (flow->may_go_cold && flow->graph->plan->is_aggregate &&
+		batch_source_newest(flow->entry, flow->graph->time_type, &sh->newest_time))
+	{
+		sh->has_newest = true;
+		sh->has_cold = stream_evict_cold_floor(flow, sh->newest_time, &sh->cold_time);
+		if (sh->has_cold)
+			sh->cold_window = stream_state_window_of(flow, sh->cold_time);
+	}
+	if (stream_state_floor(flow, &floor_time, &floor_window))
 	{
 		WindowRange *r = palloc0(sizeof(WindowRange));
 
-		r->start = sh->expiry_time;
+		r->start = floor_time;
 		r->unbounded = true;
 		ranges = list_make1(r);
 		whole = false;
+		/* a backfill: the windows before the floor in pieces, after this load */
+		if (flow->backfilling)
+			backfill_set_end(flow->flow_id, floor_time);
 	}
 
 	/*

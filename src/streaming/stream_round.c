@@ -233,7 +233,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 		flow->backfill_checked = true;
 	}
 
-	stream_evict_expired(flow);
+	stream_evict_aged(flow);
 	if (registry_take_evict(flow->flow_id))
 		sh->evict_requested = true;
 	if (sh->evict_requested && sh->loaded)
@@ -266,6 +266,14 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	{
 		stream_refill_load(flow);
 		sh->stats.status = STREAM_STATUS_ACTIVE;
+	}
+	/* (as a time under the flow's settings, for flow_stats) */
+	{
+		int64		floor_time;
+		int64		floor_window;
+
+		sh->stats.state_from = stream_state_floor(flow, &floor_time, &floor_window) ?
+			window_ordinal_to_timestamptz(flow->graph->time_type, floor_time) : 0;
 	}
 
 	/*
@@ -324,8 +332,16 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	flow->backfill_ended = false;
 	if (flow->backfilling && sh->loaded && (wrote || !stream_has_changes(flow)))
 	{
-		backfill_forget(flow->flow_id);
-		flow->backfill_ended = true;
+		uint64		rows = 0;
+
+		/*
+		 * The windows before the state's floor (older than state_keep, or
+		 * expire_after), which its load did not read: a piece per round,
+		 * recomputed as a batching flow's.  Changes to them go to the
+		 * recompute anyway, so the pieces are exact whenever they run.
+		 */
+		flow->backfill_ended = !backfill_step(entry, &rows);
+		sh->unrecorded.rows_out += rows;
 	}
 	if (repairing)
 		ereport(LOG,
@@ -675,7 +691,8 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 		*wake_ms = Min(*wake_ms, Max((at - now) / 1000, 1));
 		return ROUND_NOT_DUE;
 	}
-	if (flush_request != 0 || !sh->loaded || sh->touched || sh->evict_requested)
+	if (flush_request != 0 || !sh->loaded || sh->touched || sh->evict_requested ||
+		flow->backfilling || !flow->backfill_checked)
 		return ROUND_WORK;
 	/* given up for memory: a round loads it again once there is room (flow_round) */
 	if (sh->degraded || sh->has_watermark)

@@ -22,11 +22,14 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_attribute.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "catalog.h"
@@ -115,6 +118,20 @@ stream_state_shared(int64 flow_id, bool create)
 	return sh;
 }
 
+static bool
+column_not_null(Oid relid, AttrNumber attno)
+{
+	HeapTuple	tuple = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(attno));
+	bool		not_null = false;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		not_null = ((Form_pg_attribute) GETSTRUCT(tuple))->attnotnull;
+		ReleaseSysCache(tuple);
+	}
+	return not_null;
+}
+
 /* Forgets the flow's state: the next round reloads it from the source. */
 void
 stream_state_reset(StreamFlow *flow)
@@ -128,6 +145,8 @@ stream_state_reset(StreamFlow *flow)
 	sh->degraded = false;
 	sh->has_watermark = false;
 	sh->has_expiry = false;		/* expire_after may have changed */
+	sh->has_cold = false;		/* and state_keep */
+	sh->has_newest = false;
 	sh->touched = sh->touched_whole = false;
 	sh->stats.status = STREAM_STATUS_RECOVERING;
 	flow->backfill_checked = false; /* a reload may be a new backfill's */
@@ -152,6 +171,10 @@ stream_state_open(StreamFlow *flow)
 		flow->probe = NULL;
 		if (graph->plan->window_expr && graph->window_key >= 0)
 			flow->probe = flow_plan_window_probe(graph->plan);
+		/* (a NULL time is a NULL window, which a state with a floor cannot hold) */
+		flow->may_go_cold = flow->probe != NULL &&
+			(flow->entry->expire_after != NULL ||
+			 column_not_null(flow->entry->time_relid, flow->entry->time_attno));
 		flow->trans = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
 		flow->partials = palloc(sizeof(AggTrans) * Max(graph->naggs, 1));
 		flow->inputs = graph_inputs_create(graph);
@@ -379,6 +402,12 @@ stream_state_floor(StreamFlow *flow, int64 *time, int64 *window)
 	{
 		*time = sh->watermark_time;
 		*window = sh->watermark_window;
+		has = true;
+	}
+	if (sh->has_cold && (!has || sh->cold_time > *time))
+	{
+		*time = sh->cold_time;
+		*window = sh->cold_window;
 		has = true;
 	}
 	return has;
