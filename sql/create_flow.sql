@@ -114,17 +114,42 @@ SELECT flowpg.flush_flow('quoted') >= 0 AS backfilled;
 SELECT sink_table FROM flowpg.flows WHERE flow_name = 'quoted';
 SELECT flow_mismatches('quoted') AS mismatches;
 
--- expire_after: only windows that end after now() - expire_after are filled.
+-- expire_after: windows that end before now() - expire_after (the horizon)
+-- are not maintained, but the backfill computes the whole history:
+-- rollups outlive their raw rows.  backfill_from limits the history (never
+-- the maintained windows).
 CREATE TABLE recent (ts timestamptz, v int);
 INSERT INTO recent SELECT now() - i * interval '1 hour', i FROM generate_series(0, 47) i;
 SELECT flowpg.create_flow('recent_hours', 'recent_hours',
   $$SELECT date_trunc('hour', ts) AS hour, sum(v) AS total FROM recent GROUP BY 1$$,
   expire_after => '1 day') > 0 AS created;
-SELECT flowpg.flush_flow('recent_hours') >= 0 AS backfilled;
-SELECT count(*) BETWEEN 24 AND 25 AS about_one_day,
-	   min(hour) >= date_trunc('hour', now() - interval '1 day') AS nothing_older
+SELECT flowpg.create_flow('recent_from', 'recent_from',
+  $$SELECT date_trunc('hour', ts) AS hour, sum(v) AS total FROM recent GROUP BY 1$$,
+  expire_after => '1 day', backfill_from => now() - interval '30 hours') > 0 AS created;
+SELECT flowpg.create_flow('recent_late_from', 'recent_late_from',
+  $$SELECT date_trunc('hour', ts) AS hour, sum(v) AS total FROM recent GROUP BY 1$$,
+  expire_after => '1 day', backfill_from => now()) > 0 AS created;
+SELECT flowpg.flush_flow(f) >= 0 AS backfilled
+  FROM unnest(ARRAY['recent_hours', 'recent_from', 'recent_late_from']) f;
+SELECT count(*) = 48 AS whole_history,
+	   min(hour) = date_trunc('hour', now() - interval '47 hours') AS from_the_oldest_row
   FROM recent_hours;
+SELECT min(hour) = date_trunc('hour', now() - interval '30 hours') AS from_backfill_from
+  FROM recent_from;
+SELECT min(hour) = date_trunc('hour', now() - interval '1 day') AS maintained_windows_all
+  FROM recent_late_from;
+SELECT flow_name, horizon = date_trunc('hour', now() - interval '1 day') AS horizon
+  FROM flowpg.flows WHERE flow_name LIKE 'recent%' ORDER BY flow_name;
 SELECT expire_after, flow_definition FROM flowpg.flows WHERE flow_name = 'recent_hours';
+SELECT flowpg.drop_flow(f) FROM unnest(ARRAY['recent_from', 'recent_late_from']) f;
+-- backfill_from is about the history of expire_after
+SELECT flowpg.create_flow('recent_bad', 'recent_bad',
+  $$SELECT date_trunc('hour', ts) AS hour, sum(v) AS total FROM recent GROUP BY 1$$,
+  backfill_from => now() - interval '30 hours');
+SELECT flowpg.create_flow('recent_bad', 'recent_bad',
+  $$SELECT date_trunc('hour', ts) AS hour, sum(v) AS total FROM recent GROUP BY 1$$,
+  expire_after => '1 day', backfill => false, backfill_from => now() - interval '30 hours');
+SELECT to_regclass('recent_bad') IS NULL AS nothing_left;
 
 -- drop_flow removes the flow, never the sink.
 SELECT flowpg.drop_flow('per_minute_batch');

@@ -196,22 +196,42 @@ SELECT count(*) AS my_rows_after_a_caught_failure FROM flowpg.flow_progress WHER
 SELECT flowpg.drop_flow('op_z');
 
 -- 5. Memory: the state and the queue against their limits, for the
--- server, the database and each streaming flow; the state grows with new
--- groups.
+-- server, the database and each streaming flow.  The state holds the
+-- groups of the windows from flow_stats.state_from on: those that end
+-- less than flowpg.state_keep (5 minutes) before the newest row; new rows
+-- move it on.
 SELECT scope, state_bytes > 0 AS holds_state, state_limit > 0 AS state_limited,
 	   queue_limit > 0 AS queue_limited, queue_bytes >= 0 AS queue_known
   FROM flowpg.memory WHERE scope IN ('server', 'database') ORDER BY scope;
 SELECT state_bytes AS state_before, state_groups AS groups_before FROM flowpg.memory
  WHERE flow_name = 'op_s' \gset
-SELECT state_groups = (SELECT count(*) FROM op.s) AS groups_match_sink,
-	   degraded_flows, degrades, evictions
-  FROM flowpg.memory WHERE flow_name = 'op_s';
+CREATE FUNCTION op.state_matches_sink() RETURNS TABLE (groups_match_sink bool, minutes bigint)
+LANGUAGE sql AS $$
+SELECT m.state_groups = count(*), count(DISTINCT o.minute)
+  FROM flowpg.memory m
+  JOIN flowpg.flow_stats s USING (flow_id)
+  JOIN op.s o ON o.minute >= s.state_from
+ WHERE s.flow_name = 'op_s'
+ GROUP BY m.state_groups
+$$;
+SELECT groups_match_sink FROM op.state_matches_sink();
+SELECT degraded_flows, degrades, evictions FROM flowpg.memory WHERE flow_name = 'op_s';
 INSERT INTO op.m
 SELECT '2024-05-02 00:00:00+00'::timestamptz + i * interval '1 second', i % 10, i % 100
 FROM generate_series(0, 5999) i;
 SELECT flowpg.flush_flow('op_s') >= 0 AS flushed;
-SELECT state_bytes > :state_before AS state_grew, state_groups - :groups_before AS new_groups
-  FROM flowpg.memory WHERE flow_name = 'op_s';
+-- (the floor moves at the next round)
+INSERT INTO op.m VALUES ('2024-05-02 01:39:59+00', 0, 0);
+SELECT flowpg.flush_flow('op_s') >= 0 AS flushed;
+SELECT s.state_from = '2024-05-02 01:34:00+00' AS moved_to_newest_minus_5_minutes, m.state_groups AS groups
+  FROM flowpg.flow_stats s JOIN flowpg.memory m USING (flow_id) WHERE s.flow_name = 'op_s';
+SELECT * FROM op.state_matches_sink();
+SELECT flow_mismatches('op_s') AS s_mismatches;
+-- a late row, to a window no longer in the state: recomputed, exact
+INSERT INTO op.m VALUES ('2024-05-02 00:10:30+00', 3, 7);
+SELECT flowpg.flush_flow('op_s') >= 0 AS flushed;
+SELECT flow_mismatches('op_s') AS s_mismatches;
+SELECT * FROM op.state_matches_sink();
 SELECT (SELECT state_bytes FROM flowpg.memory WHERE scope = 'database') >=
 	   (SELECT sum(state_bytes) FROM flowpg.memory WHERE scope = 'flow') AS database_holds_its_flows;
 

@@ -885,7 +885,12 @@ flow_flush(const char *flow_name)
 		 * agrees with it.
 		 */
 		if (backfilling)
+		{
+			/* what is logged now is in the snapshots of the recompute */
+			flow_lock(entry->flow_id);
+			result.log_entries = dirty_log_delete_all(entry->flow_id, &result.rows_in);
 			result.rows_out = backfill_complete(entry); /* its history too */
+		}
 		else
 			result = batch_recompute_all(entry);
 		registry_request_reset(entry->flow_id);
