@@ -25,6 +25,8 @@ PG_MAJOR=15
 #   bc                         arithmetic in the benchmark
 #   postgresql-15-hll, -unit   extension aggregates the regression suites run
 #                              in streaming flows (hll_union_agg, avg(unit))
+#   postgresql-15-partman      pg_partman: the retention test drops the raw
+#                              partitions of a source as its users do
 REQUIRED=(
     "postgresql-${PG_MAJOR}"
     "postgresql-server-dev-${PG_MAJOR}"
@@ -38,6 +40,7 @@ REQUIRED=(
     bc
     "postgresql-${PG_MAJOR}-hll"
     "postgresql-${PG_MAJOR}-unit"
+    "postgresql-${PG_MAJOR}-partman"
 )
 
 is_installed() {

@@ -78,12 +78,44 @@ typedef struct Backfill
 	int64		end_before;
 } Backfill;
 
+/* Does the sink hold rows (of this transaction's snapshot)? */
+static bool
+sink_has_rows(Oid sink_relid)
+{
+	bool		isnull;
+	bool		found;
+
+	privileged_query(psprintf("SELECT EXISTS (SELECT FROM %s)",
+							  quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink_relid)),
+														 get_rel_name(sink_relid))),
+					 0, NULL, NULL, NULL);
+	found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	privileged_query_end();
+	return found;
+}
+
 void
-backfill_begin(int64 flow_id, bool has_start, TimestampTz start_at)
+backfill_begin(FlowEntry *entry, bool has_start, TimestampTz start_at)
 {
 	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
-	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(start_at)};
-	char		nulls[2] = {' ', has_start ? ' ' : 'n'};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+
+	/*
+	 * With expire_after, a sink that holds rows already (a replaced flow's,
+	 * an existing table's) keeps those of the windows before the horizon:
+	 * they may be all that is left of rows the source no longer has.  Only
+	 * the maintained windows are computed, unless backfill_from says from
+	 * where on.  (An ordinal of 'infinity' starts at the horizon.)
+	 */
+	if (!has_start && entry->expire_after && sink_has_rows(entry->sink_relid))
+	{
+		has_start = true;
+		start_at = DT_NOEND;
+	}
+	values[0] = Int64GetDatum(entry->flow_id);
+	values[1] = TimestampTzGetDatum(start_at);
+	nulls[1] = has_start ? ' ' : 'n';
 
 	privileged_execute("INSERT INTO flowpg.flow_backfill AS b (flow_id, start_at) VALUES ($1, $2) "
 					   "ON CONFLICT (flow_id) DO UPDATE SET started_at = now(), "

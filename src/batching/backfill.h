@@ -12,9 +12,10 @@
 
 /*
  * create_flow: the flow's sink is to be computed from its source; with
- * expire_after, from start_at on when has_start.
+ * expire_after, from start_at on when has_start, else its whole history
+ * into an empty sink, or the maintained windows of one that holds rows.
  */
-extern void backfill_begin(int64 flow_id, bool has_start, TimestampTz start_at);
+extern void backfill_begin(FlowEntry *entry, bool has_start, TimestampTz start_at);
 
 /* The flow is gone, or its backfill done. */
 extern void backfill_forget(int64 flow_id);

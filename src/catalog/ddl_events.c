@@ -429,6 +429,42 @@ refuse_trigger_change(Oid relid, const char *tgname, const char *what)
 				 errhint("Drop the flows that use the table first.")));
 }
 
+/*
+ * A partition of a sink leaves it (DROP, DETACH) or is emptied (TRUNCATE
+ * of the partition itself, which the sink's guard does not see): its rows
+ * leave the sink.  The maintained windows are recomputed from the source;
+ * the rows of windows before the horizon (expire_after), which nothing
+ * recomputes, are gone -- a retention of the rollup, or a mistake: the
+ * session and flowpg.flow_errors say so.
+ */
+static void
+sink_partition_leaves(Oid relid, const char *what)
+{
+	ListCell   *lc;
+
+	if (!OidIsValid(relid) || !get_rel_relispartition(relid))
+		return;
+	foreach(lc, get_partition_ancestors(relid))
+	{
+		FlowEntry  *entry = catalog_get_by_sink(lfirst_oid(lc));
+		char	   *message;
+		const char *detail;
+
+		if (entry == NULL)
+			continue;
+		dirty_log_append(entry->flow_id, true, 0, 0, 0);
+		message = psprintf("%s of partition %s takes its rows out of the sink of flow \"%s\"",
+						   what, get_rel_name(relid), entry->flow_name);
+		detail = entry->expire_after ?
+			"The flow recomputes its maintained windows from the source; the rows of windows before its horizon (expire_after) are not recomputed." :
+			"The flow recomputes them from the source.";
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("%s", message), errdetail("%s", detail)));
+		stats_record_warning(entry->flow_id, ERRCODE_WARNING, message, detail);
+	}
+}
+
 void
 ddl_before_utility(Node *stmt)
 {
@@ -436,10 +472,17 @@ ddl_before_utility(Node *stmt)
 
 	/* every utility statement of every database passes here: look at few */
 	if (!IsA(stmt, RenameStmt) && !IsA(stmt, CreateTrigStmt) && !IsA(stmt, DropStmt) &&
-		!IsA(stmt, AlterTableStmt) && !IsA(stmt, IndexStmt))
+		!IsA(stmt, AlterTableStmt) && !IsA(stmt, IndexStmt) && !IsA(stmt, TruncateStmt))
 		return;
 	if (!IsTransactionState() || privileged_own_ddl || !catalog_exists())
 		return;
+
+	if (IsA(stmt, TruncateStmt))
+	{
+		foreach(lc, ((TruncateStmt *) stmt)->relations)
+			sink_partition_leaves(named_table(NIL, lfirst_node(RangeVar, lc)), "TRUNCATE");
+		return;
+	}
 
 	if (IsA(stmt, RenameStmt) && ((RenameStmt *) stmt)->renameType == OBJECT_TRIGGER)
 	{
@@ -522,6 +565,8 @@ ddl_before_utility(Node *stmt)
 			 */
 			if (drop->removeType == OBJECT_TABLE && capture_has_triggers(relid))
 				capture_log_inherited(relid);
+			if (drop->removeType == OBJECT_TABLE)
+				sink_partition_leaves(relid, "DROP");
 		}
 	}
 	else if (IsA(stmt, AlterTableStmt))
@@ -533,6 +578,10 @@ ddl_before_utility(Node *stmt)
 			AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 			Oid			relid;
 
+			/* a partition detached from a sink, or from a sink's partition */
+			if (cmd->subtype == AT_DetachPartition)
+				sink_partition_leaves(named_table(NIL, ((PartitionCmd *) cmd->def)->name),
+									  "DETACH");
 			/* NO INHERIT: the child's rows leave its former ancestors' flows */
 			if (cmd->subtype != AT_DropInherit)
 				continue;

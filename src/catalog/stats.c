@@ -122,6 +122,32 @@ stats_record_rounds(int64 flow_id, BatchResult *result, int64 rounds,
 	record_success(flow_id, result, rounds, last_started, last_finished, 0);
 }
 
+/* Keeps an error (or warning) in flowpg.flow_error: the last few per flow. */
+static void
+keep_error(int64 flow_id, TimestampTz at, ErrorData *edata)
+{
+	Oid			types[5] = {INT8OID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', edata->detail ? ' ' : 'n'};
+	Oid			keep_types[2] = {INT8OID, INT4OID};
+	Datum		keep_values[2];
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = TimestampTzGetDatum(at);
+	values[2] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	values[3] = CStringGetTextDatum(edata->message ? edata->message : "");
+	values[4] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
+	privileged_execute("INSERT INTO flowpg.flow_error (flow_id, at, sqlstate, message, detail) "
+					   "VALUES ($1, $2, $3, $4, $5)", 5, types, values, nulls);
+
+	keep_values[0] = values[0];
+	keep_values[1] = Int32GetDatum(ERRORS_KEPT);
+	privileged_execute("DELETE FROM flowpg.flow_error WHERE flow_id = $1 AND ctid NOT IN "
+					   "(SELECT ctid FROM flowpg.flow_error WHERE flow_id = $1 "
+					   "ORDER BY at DESC LIMIT $2)",
+					   2, keep_types, keep_values, NULL);
+}
+
 /*
  * A flush that found nothing to run (or only completed the backfill): the
  * sink was up to date then, which last_execution_time shows (0.3).
@@ -149,14 +175,8 @@ int
 stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 					 TimestampTz finished)
 {
-	Oid			types[6] = {INT8OID, TIMESTAMPTZOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', edata->detail ? ' ' : 'n'};
-	Oid			error_types[5] = {INT8OID, TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		error_values[5];
-	char		error_nulls[5] = {' ', ' ', ' ', ' ', nulls[5]};
-	Oid			keep_types[2] = {INT8OID, INT4OID};
-	Datum		keep_values[2];
+	Oid			types[3] = {INT8OID, TIMESTAMPTZOID, INTERVALOID};
+	Datum		values[3];
 	bool		isnull;
 	int			consecutive;
 
@@ -165,9 +185,6 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 	values[0] = Int64GetDatum(flow_id);
 	values[1] = TimestampTzGetDatum(finished);
 	values[2] = interval_between(started, finished);
-	values[3] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-	values[4] = CStringGetTextDatum(edata->message ? edata->message : "");
-	values[5] = edata->detail ? CStringGetTextDatum(edata->detail) : (Datum) 0;
 
 	privileged_query("INSERT INTO flowpg.flow_run AS r (flow_id, failures, consecutive_failures, "
 							 "last_run_at, last_run_duration, last_worker_pid) "
@@ -181,24 +198,20 @@ stats_record_failure(int64 flow_id, ErrorData *edata, TimestampTz started,
 	consecutive = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	privileged_query_end();
 
-	error_values[0] = values[0];
-	error_values[1] = values[1];
-	error_values[2] = values[3];
-	error_values[3] = values[4];
-	error_values[4] = values[5];
-	privileged_execute("INSERT INTO flowpg.flow_error (flow_id, at, sqlstate, message, detail) "
-							   "VALUES ($1, $2, $3, $4, $5)",
-							   5, error_types, error_values, error_nulls);
-
-	keep_values[0] = values[0];
-	keep_values[1] = Int32GetDatum(ERRORS_KEPT);
-	privileged_execute("DELETE FROM flowpg.flow_error WHERE flow_id = $1 AND ctid NOT IN "
-							   "(SELECT ctid FROM flowpg.flow_error WHERE flow_id = $1 "
-							   "ORDER BY at DESC LIMIT $2)",
-							   2, keep_types, keep_values, NULL);
-
+	keep_error(flow_id, finished, edata);
 	catalog_set_run_state(flow_id, edata->message ? edata->message : "");
 	return consecutive;
+}
+
+void
+stats_record_warning(int64 flow_id, int sqlerrcode, const char *message, const char *detail)
+{
+	ErrorData	edata = {0};
+
+	edata.sqlerrcode = sqlerrcode;
+	edata.message = (char *) message;
+	edata.detail = (char *) detail;
+	keep_error(flow_id, GetCurrentTimestamp(), &edata);
 }
 
 FlowErrorRecord *

@@ -32,6 +32,14 @@ extern void stats_record_flush(int64 flow_id, TimestampTz at);
 extern int	stats_record_failure(int64 flow_id, ErrorData *edata,
 								 TimestampTz started, TimestampTz finished);
 
+/*
+ * Something a flow's owner must hear of that is not a failure of the flow
+ * (a partition of its sink dropped): kept in flowpg.flow_error as errors
+ * are, the flow's state unchanged.
+ */
+extern void stats_record_warning(int64 flow_id, int sqlerrcode, const char *message,
+								 const char *detail);
+
 /* An error kept in flowpg.flow_error (flowpg.flow_errors shows them). */
 typedef struct FlowErrorRecord
 {

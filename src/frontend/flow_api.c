@@ -491,7 +491,7 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	 */
 	if (backfill)
 	{
-		backfill_begin(entry->flow_id, def->has_backfill_from, def->backfill_from);
+		backfill_begin(entry, def->has_backfill_from, def->backfill_from);
 
 		/*
 		 * A streaming flow's load only upserts the groups of its query:

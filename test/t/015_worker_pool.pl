@@ -24,6 +24,9 @@ use Time::HiRes qw(usleep time);
 my $node = FlowpgTest::node('pool', qq{
 flowpg.flush_interval = '100ms'
 flowpg.state_memory = '512MB'
+# bigflow's million groups of a day stay in the state (its windows would
+# otherwise leave it as they age)
+flowpg.state_keep = -1
 flowpg.workers_per_database = 3
 max_worker_processes = 16
 });
