@@ -11,7 +11,8 @@
  * - DROP of a source table, a column it reads, a function, type or operator
  *   it uses is refused like for any view ("other objects depend on it"), and
  *   with CASCADE the view goes -- and this module drops the flow with it;
- * - ALTER COLUMN TYPE of a column it reads is refused.
+ * - ALTER COLUMN TYPE of a column it reads is refused (ddl_guards.c
+ *   refuses it first, naming every flow).
  *
  * The view also depends on the flow's sink table, a dependency flowpg
  * records itself (deps_record_sink; pg_dump does not carry it, so a
@@ -31,6 +32,8 @@
  *   marked dirty as a whole.
  * - After an ALTER, the canonical query text of the flows concerned is
  *   deparsed again, so that pg_dump carries the current names.
+ *
+ * A partition leaving a sink is ddl_guards.c's.
  *
  * Flows being restored (restore.c) are left alone: pg_restore recreates
  * their triggers itself.
@@ -73,6 +76,7 @@
 #include "catalog.h"
 #include "privileged.h"
 #include "ddl_events.h"
+#include "ddl_guards.h"
 #include "planner.h"
 #include "settings.h"
 #include "sink.h"
@@ -429,42 +433,6 @@ refuse_trigger_change(Oid relid, const char *tgname, const char *what)
 				 errhint("Drop the flows that use the table first.")));
 }
 
-/*
- * A partition of a sink leaves it (DROP, DETACH) or is emptied (TRUNCATE
- * of the partition itself, which the sink's guard does not see): its rows
- * leave the sink.  The maintained windows are recomputed from the source;
- * the rows of windows before the horizon (expire_after), which nothing
- * recomputes, are gone -- a retention of the rollup, or a mistake: the
- * session and flowpg.flow_errors say so.
- */
-static void
-sink_partition_leaves(Oid relid, const char *what)
-{
-	ListCell   *lc;
-
-	if (!OidIsValid(relid) || !get_rel_relispartition(relid))
-		return;
-	foreach(lc, get_partition_ancestors(relid))
-	{
-		FlowEntry  *entry = catalog_get_by_sink(lfirst_oid(lc));
-		char	   *message;
-		const char *detail;
-
-		if (entry == NULL)
-			continue;
-		dirty_log_append(entry->flow_id, true, 0, 0, 0);
-		message = psprintf("%s of partition %s takes its rows out of the sink of flow \"%s\"",
-						   what, get_rel_name(relid), entry->flow_name);
-		detail = entry->expire_after ?
-			"The flow recomputes its maintained windows from the source; the rows of windows before its horizon (expire_after) are not recomputed." :
-			"The flow recomputes them from the source.";
-		ereport(WARNING,
-				(errcode(ERRCODE_WARNING),
-				 errmsg("%s", message), errdetail("%s", detail)));
-		stats_record_warning(entry->flow_id, ERRCODE_WARNING, message, detail);
-	}
-}
-
 void
 ddl_before_utility(Node *stmt)
 {
@@ -480,7 +448,7 @@ ddl_before_utility(Node *stmt)
 	if (IsA(stmt, TruncateStmt))
 	{
 		foreach(lc, ((TruncateStmt *) stmt)->relations)
-			sink_partition_leaves(named_table(NIL, lfirst_node(RangeVar, lc)), "TRUNCATE");
+			ddl_sink_partition_leaves(named_table(NIL, lfirst_node(RangeVar, lc)), "TRUNCATE");
 		return;
 	}
 
@@ -566,7 +534,7 @@ ddl_before_utility(Node *stmt)
 			if (drop->removeType == OBJECT_TABLE && capture_has_triggers(relid))
 				capture_log_inherited(relid);
 			if (drop->removeType == OBJECT_TABLE)
-				sink_partition_leaves(relid, "DROP");
+				ddl_sink_partition_leaves(relid, "DROP");
 		}
 	}
 	else if (IsA(stmt, AlterTableStmt))
@@ -578,9 +546,12 @@ ddl_before_utility(Node *stmt)
 			AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 			Oid			relid;
 
+			/* as PostgreSQL would for a view, but naming every flow, with the way out */
+			if (cmd->subtype == AT_AlterColumnType)
+				ddl_refuse_column_retype(named_table(NIL, alter->relation), cmd->name);
 			/* a partition detached from a sink, or from a sink's partition */
 			if (cmd->subtype == AT_DetachPartition)
-				sink_partition_leaves(named_table(NIL, ((PartitionCmd *) cmd->def)->name),
+				ddl_sink_partition_leaves(named_table(NIL, ((PartitionCmd *) cmd->def)->name),
 									  "DETACH");
 			/* NO INHERIT: the child's rows leave its former ancestors' flows */
 			if (cmd->subtype != AT_DropInherit)
