@@ -553,3 +553,50 @@ CREATE FUNCTION flowpg.create_flow(
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'flowpg_create_flow'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+/*
+ * 0.3 (issue 39): TimescaleDB's time_bucket, for flows written by its users
+ * (src/plan/time_bucket.c).  A flow's unqualified time_bucket(...) is this
+ * one when no time_bucket is installed, and its common forms become the
+ * date_bin / date_trunc windows they equal (src/frontend/timescale.c).
+ */
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz)
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_tstz'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz, origin timestamptz)
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_tstz_origin'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz, "offset" interval)
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_tstz_offset'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz, timezone text,
+								   origin timestamptz DEFAULT NULL, "offset" interval DEFAULT NULL)
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_tstz_zone'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamp)
+RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket_ts'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamp, origin timestamp)
+RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket_ts_origin'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamp, "offset" interval)
+RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket_ts_offset'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts date)
+RETURNS date AS 'MODULE_PATHNAME', 'flowpg_time_bucket_date'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts date, origin date)
+RETURNS date AS 'MODULE_PATHNAME', 'flowpg_time_bucket_date_origin'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts date, "offset" interval)
+RETURNS date AS 'MODULE_PATHNAME', 'flowpg_time_bucket_date_offset'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width smallint, ts smallint, "offset" smallint DEFAULT 0)
+RETURNS smallint AS 'MODULE_PATHNAME', 'flowpg_time_bucket_int2'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width integer, ts integer, "offset" integer DEFAULT 0)
+RETURNS integer AS 'MODULE_PATHNAME', 'flowpg_time_bucket_int4'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg.time_bucket(bucket_width bigint, ts bigint, "offset" bigint DEFAULT 0)
+RETURNS bigint AS 'MODULE_PATHNAME', 'flowpg_time_bucket_int8'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;

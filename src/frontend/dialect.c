@@ -54,6 +54,7 @@
 #include "utils/syscache.h"
 
 #include "dialect.h"
+#include "timescale.h"
 
 /* DataFusion's origin of date_bin without one: the Unix epoch, in UTC. */
 #define EPOCH_ORIGIN "1970-01-01 00:00:00+00"
@@ -432,6 +433,7 @@ dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_name
 	}
 	(void) raw_walker((Node *) stmt, &moments);
 	(void) first_last_walker((Node *) stmt, (void *) query_text);
+	timescale_rewrite_raw((Node *) stmt);
 	dialect_timestamp_types(stmt, query_text);
 	if (stmt->havingClause)
 		stmt->havingClause = having_aliases(stmt->havingClause, stmt);
@@ -545,6 +547,7 @@ dialect_rewrite_query(Query *query, List *moments, const char *query_text)
 	if (moments)
 		(void) query_tree_walker(query, time_literal_walker, &cxt, 0);
 	query = query_tree_mutator(query, now_mutator, &now_func, 0);
+	query = timescale_rewrite_query(query);
 
 	/* SELECT DISTINCT a, b: the groups of (a, b) */
 	if (query->distinctClause != NIL && !query->hasDistinctOn &&
@@ -832,6 +835,17 @@ static const struct
 	{"uddsketch_state", "GreptimeDB's uddsketch_state(buckets, error, x) corresponds to tdigest(x, compression) of the extension tdigest (Debian package postgresql-15-tdigest; CREATE EXTENSION tdigest)."},
 	{"uddsketch_merge", "GreptimeDB's uddsketch_merge(buckets, error, state) corresponds to tdigest(state) of the extension tdigest (Debian package postgresql-15-tdigest; CREATE EXTENSION tdigest)."},
 	{"uddsketch_calc", "GreptimeDB's uddsketch_calc(q, state) corresponds to tdigest_percentile(state, q) of the extension tdigest (Debian package postgresql-15-tdigest; CREATE EXTENSION tdigest)."},
+	{"time_bucket_gapfill", "TimescaleDB's time_bucket_gapfill fills empty buckets when a query reads them: a flow keeps the buckets that have rows; fill the gaps when reading the sink (generate_series of the buckets LEFT JOIN the sink)."},
+	{"locf", "TimescaleDB's locf fills gaps when a query reads them: read the sink with a window function such as last_value over the buckets instead."},
+	{"interpolate", "TimescaleDB's interpolate fills gaps when a query reads them: interpolate when reading the sink instead."},
+	{"time_bucket_ng", "Use time_bucket (TimescaleDB's semantics, flowpg.time_bucket), date_bin or date_trunc."},
+	{"histogram", "TimescaleDB's histogram(x, min, max, n) is width_bucket: GROUP BY width_bucket(x, min, max, n) and count(*)."},
+	{"percentile_agg", "TimescaleDB Toolkit's percentile_agg corresponds to tdigest(x, 100) of the extension tdigest (Debian package postgresql-15-tdigest); percentile_cont(q) WITHIN GROUP (ORDER BY x) is exact (batching)."},
+	{"approx_percentile", "TimescaleDB Toolkit's approx_percentile(q, state) corresponds to tdigest_percentile(state, q) of the extension tdigest (Debian package postgresql-15-tdigest)."},
+	{"stats_agg", "TimescaleDB Toolkit's stats_agg: keep count(x), sum(x), avg(x), stddev_samp(x), var_samp(x) as columns of the flow."},
+	{"counter_agg", "TimescaleDB Toolkit's counter_agg: a rate over a counter is a recording rule (GROUP BY a now() key with eval_interval) or first(value, ts) and last(value, ts) per bucket."},
+	{"time_weight", "TimescaleDB Toolkit's time_weight has no combine function flowpg could keep: a batching flow with window functions over the source is the way."},
+	{"candlestick_agg", "TimescaleDB Toolkit's candlestick_agg: first(price, ts), max(price), min(price), last(price, ts) and sum(volume) as columns of the flow."},
 	{"approx_percentile_cont", "approx_percentile_cont(x, q) corresponds to tdigest_percentile(x, 100, q) of the extension tdigest (Debian package postgresql-15-tdigest; CREATE EXTENSION tdigest); PostgreSQL's percentile_cont(q) WITHIN GROUP (ORDER BY x) is exact."},
 };
 
