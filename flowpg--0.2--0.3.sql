@@ -600,3 +600,19 @@ LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION flowpg.time_bucket(bucket_width bigint, ts bigint, "offset" bigint DEFAULT 0)
 RETURNS bigint AS 'MODULE_PATHNAME', 'flowpg_time_bucket_int8'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+/*
+ * 0.3 (issue 39): flows over flows.  Which flows read which flows' sinks
+ * (a rollup of a rollup); flush_flow of a flow first flushes the flows it
+ * reads from (src/frontend/flow_flush.c).
+ */
+CREATE VIEW flowpg.flow_dependencies AS
+SELECT f.flow_id,
+	   f.flow_name,
+	   u.flow_id AS upstream_flow_id,
+	   u.flow_name AS upstream_flow_name,
+	   u.sink_table AS via_table
+FROM flowpg.flow f
+CROSS JOIN LATERAL pg_catalog.unnest(f.source_tables) AS s(source_table)
+JOIN flowpg.flow u ON u.sink_table = s.source_table AND u.flow_id <> f.flow_id;
+GRANT SELECT ON flowpg.flow_dependencies TO PUBLIC;

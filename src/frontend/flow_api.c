@@ -76,15 +76,12 @@ lock_flow_preempting(int64 flow_id)
 	flow_lock(flow_id);
 }
 
-static void flow_does_not_exist(const char *flow_name) pg_attribute_noreturn();
 
 PG_FUNCTION_INFO_V1(flowpg_create_flow);
 PG_FUNCTION_INFO_V1(flowpg_drop_flow);
 PG_FUNCTION_INFO_V1(flowpg_window_bounds);
 PG_FUNCTION_INFO_V1(flowpg_flow_window_bounds);
 PG_FUNCTION_INFO_V1(flowpg_deparse_query);
-PG_FUNCTION_INFO_V1(flowpg_flush_flow);
-PG_FUNCTION_INFO_V1(flowpg_refresh_flow);
 
 char *
 flow_required_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
@@ -185,7 +182,7 @@ sink_table_arg(const char *sink_name, const char *query_text)
  * (made before flow names followed PostgreSQL's rules, or double-quoted)
  * is reached by its quoted name: say so.
  */
-static void
+void
 flow_does_not_exist(const char *flow_name)
 {
 	const char *similar = NULL;
@@ -773,8 +770,8 @@ wait_for_pending_start(const char *flow_name)
  * The flow of that (stored) name, which the caller must own, ready to be
  * flushed or refreshed: a restored one only once its tables are complete.
  */
-static FlowEntry *
-owned_flow(const char *flow_name)
+FlowEntry *
+flow_owned(const char *flow_name)
 {
 	FlowEntry  *entry;
 
@@ -797,155 +794,5 @@ owned_flow(const char *flow_name)
 FlowEntry *
 flow_owned_by_caller(const char *written_name)
 {
-	return owned_flow(flow_name_parse(written_name));
-}
-
-Datum
-flowpg_flush_flow(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT64(flow_flush(flow_name_arg(fcinfo, 0)));
-}
-
-/* Returns once every change committed before the call is in the sink. */
-int64
-flow_flush(const char *flow_name)
-{
-	FlowEntry  *entry;
-	TimestampTz started = GetCurrentTimestamp();
-	BatchResult result = {0};
-
-	if (IsolationUsesXactSnapshot())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("flush_flow must run in a READ COMMITTED transaction"),
-				 errdetail("It must see every change committed before the call.")));
-	entry = owned_flow(flow_name);
-	catalog_refuse_if_paused(entry, "flush_flow");
-	if (flow_on_streams(entry))
-	{
-		int64		rows;
-		FlushOutcome outcome = FLUSH_NO_WORKER;
-		bool		backfilling;
-
-		/* a replacement or drop in progress decides what there is to flush */
-		flow_lock_wait(entry->flow_id);
-		entry = catalog_get_by_id(entry->flow_id);
-		if (entry == NULL)
-			flow_does_not_exist(flow_name);
-		catalog_refuse_if_paused(entry, "flush_flow");
-
-		/*
-		 * The worker applies what is queued, recomputes what is dirty --
-		 * but cannot see this transaction's own changes, which the caller
-		 * expects in the sink as with a batching flow, and must not be
-		 * waited for when it needs a lock this transaction holds (it would
-		 * wait for us: a deadlock no detector sees).  Those cases, and a
-		 * worker found waiting for us meanwhile, flush here instead.
-		 */
-		backfilling = backfill_pending(entry->flow_id);
-		if (flowpg_enabled && !entry->written_here && !backfilling &&
-			!stream_capture_changed(entry->flow_id) &&
-			!flow_locks_held_by_me(entry))
-			outcome = registry_flush_and_wait(entry->flow_id, &rows);
-		/* (the worker's answer sets the flow's last flush, in shared memory) */
-		if (outcome == FLUSH_DONE)
-			return rows;
-		if (outcome == FLUSH_FAILED)
-		{
-			/* the caller may act for the owner: the message may quote data */
-			FlowErrorRecord *failure = stats_last_error(entry->flow_id);
-
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("flow \"%s\" could not be flushed", entry->flow_name),
-					 failure ?
-					 errdetail("The worker failed to write its sink: %s (SQLSTATE %s).",
-							   failure->message, failure->sqlstate) :
-					 errdetail("The worker failed to write its sink."),
-					 errhint("flowpg.flow_errors has the flow's recent errors. Fix the cause; the worker retries with a growing delay.")));
-		}
-		if (outcome == FLUSH_PAUSED)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("flow \"%s\" was paused while flush_flow waited for it", entry->flow_name),
-					 errdetail("A paused flow's sink is not written."),
-					 catalog_errhint_resume(entry->flow_name)));
-		if (outcome == FLUSH_TIMED_OUT)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("flow \"%s\" could not be flushed: the flowpg worker did not answer within flowpg.query_timeout",
-							entry->flow_name),
-					 errdetail("The worker may be busy with a long refresh, or kept from the flow's tables by other sessions' locks."),
-					 errhint("pg_stat_activity and pg_locks show what the flowpg worker of this database waits for.")));
-
-		/*
-		 * No worker to ask (disabled, the flow is not committed yet, or the
-		 * worker would wait for us), or a backfill to complete: the sink is
-		 * recomputed here; the worker's state, reloaded from the source,
-		 * agrees with it.
-		 */
-		if (backfilling)
-		{
-			/* what is logged now is in the snapshots of the recompute */
-			flow_lock(entry->flow_id);
-			result.log_entries = dirty_log_delete_all(entry->flow_id, &result.rows_in);
-			result.rows_out = backfill_complete(entry); /* its history too */
-		}
-		else
-			result = batch_recompute_all(entry);
-		registry_request_reset(entry->flow_id);
-		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
-		return (int64) result.rows_out;
-	}
-	/* a flow using now() is evaluated at the flush's time, changes or not */
-	if (flow_plan_for_entry(entry)->uses_now)
-	{
-		result = batch_recompute_all(entry);
-		backfill_forget(entry->flow_id);
-	}
-	else
-	{
-		/* a backfill the worker has not finished: the rest of it here */
-		uint64		backfilled = backfill_complete(entry);
-
-		result = batch_flush(entry);
-		result.rows_out += backfilled;
-	}
-	if (result.log_entries > 0)
-		stats_record_run(entry->flow_id, &result, started, GetCurrentTimestamp(), 0);
-	else
-		stats_record_flush(entry->flow_id, GetCurrentTimestamp());
-	return (int64) result.rows_out;
-}
-
-Datum
-flowpg_refresh_flow(PG_FUNCTION_ARGS)
-{
-	FlowEntry  *entry = flow_owned_by_caller(flow_required_text_arg(fcinfo, 0, "flow_name"));
-	uint64		rows;
-
-	catalog_refuse_if_paused(entry, "refresh_flow");
-	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
-		PG_GETARG_TIMESTAMPTZ(1) >= PG_GETARG_TIMESTAMPTZ(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("window_start must be before window_end")));
-	/* a flow using now() holds one instant's result: all of it, or none */
-	if (flow_plan_for_entry(entry)->uses_now)
-		rows = batch_recompute_all(entry).rows_out;
-	else
-		rows = batch_refresh_range(entry, !PG_ARGISNULL(1), PG_GETARG_DATUM(1),
-								   !PG_ARGISNULL(2), PG_GETARG_DATUM(2));
-	/* the whole flow recomputed: nothing left to backfill */
-	if (PG_ARGISNULL(1) && PG_ARGISNULL(2))
-		backfill_forget(entry->flow_id);
-
-	/*
-	 * The worker's state of a streaming flow does not know what was
-	 * rewritten: it reloads it (after this transaction, whose lock on the
-	 * flow it waits for).
-	 */
-	if (flow_on_streams(entry))
-		registry_request_reset(entry->flow_id);
-	PG_RETURN_INT64((int64) rows);
+	return flow_owned(flow_name_parse(written_name));
 }

@@ -51,7 +51,17 @@ typedef enum FlowCreated
 extern int64 flow_create(const FlowDefinition *def, FlowCreated *outcome);
 extern void flow_check_limits(void);
 extern bool flow_drop(const char *flow_name, bool if_exists);
-extern int64 flow_flush(const char *flow_name);
+extern int64 flow_flush(const char *flow_name);	/* flow_flush.c */
+
+/*
+ * The flow of that stored name, for its owner (or a role that may act for
+ * it): waits for a pending flow's start, finishes a restored flow's
+ * restore, errors out when there is none or the caller may not act for it.
+ */
+extern FlowEntry *flow_owned(const char *flow_name);
+
+/* The error for a flow name that names no flow (saying so for a near one). */
+extern void flow_does_not_exist(const char *flow_name) pg_attribute_noreturn();
 extern void flow_set_comment(const char *flow_name, const char *comment);
 
 /* A text argument of a SQL function: NULL and empty are errors naming it. */
