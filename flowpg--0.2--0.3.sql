@@ -453,8 +453,9 @@ SELECT f.flow_id,
 	   p.pid AS running_pid,
 	   p.command AS running_command,
 	   /* the intervals as numbers, for dashboards */
-	   pg_catalog.date_part('epoch', g.lag)::float8 AS lag_seconds,
-	   (pg_catalog.date_part('epoch', s.freshness) * 1000)::float8 AS freshness_ms,
+	   /* (in numeric, then float8: 3.996 ms, not 3.9960000000000004) */
+	   EXTRACT(epoch FROM g.lag)::float8 AS lag_seconds,
+	   (EXTRACT(epoch FROM s.freshness) * 1000)::float8 AS freshness_ms,
 	   /* a due batching flow that no worker runs yet: why, and since when */
 	   w.waiting,
 	   w.waiting_since,
@@ -616,3 +617,12 @@ FROM flowpg.flow f
 CROSS JOIN LATERAL pg_catalog.unnest(f.source_tables) AS s(source_table)
 JOIN flowpg.flow u ON u.sink_table = s.source_table AND u.flow_id <> f.flow_id;
 GRANT SELECT ON flowpg.flow_dependencies TO PUBLIC;
+
+/*
+ * 0.3 (issue 39): waiting for a new flow's backfill, which runs online
+ * after create_flow commits (src/frontend/flow_flush.c).
+ */
+CREATE FUNCTION flowpg.wait_for_backfill(flow_name text, timeout interval DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flowpg_wait_for_backfill'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;

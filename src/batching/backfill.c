@@ -76,6 +76,7 @@ typedef struct Backfill
 	TimestampTz start_at;
 	bool		has_end;		/* a streaming flow's state holds the rest */
 	int64		end_before;
+	int64		rows_written;	/* by the pieces done */
 } Backfill;
 
 /* Does the sink hold rows (of this transaction's snapshot)? */
@@ -155,7 +156,7 @@ read_backfill(int64 flow_id, Backfill *b)
 	if (!backfill_table_exists())
 		return false;
 	privileged_query("SELECT time_lo, time_hi, done_until, pieces_done, pieces_total, "
-					 "start_at, end_before FROM flowpg.flow_backfill WHERE flow_id = $1",
+					 "start_at, end_before, rows_written FROM flowpg.flow_backfill WHERE flow_id = $1",
 					 1, types, values, NULL);
 	found = SPI_processed == 1;
 	if (found)
@@ -174,6 +175,7 @@ read_backfill(int64 flow_id, Backfill *b)
 		b->has_start = !isnull;
 		b->end_before = DatumGetInt64(SPI_getbinval(tuple, desc, 7, &isnull));
 		b->has_end = !isnull;
+		b->rows_written = DatumGetInt64(SPI_getbinval(tuple, desc, 8, &isnull));
 	}
 	privileged_query_end();
 	return found;
@@ -390,7 +392,8 @@ backfill_complete(FlowEntry *entry)
 	else
 		rows = batch_refresh_ordinals(entry, false, 0, false, 0, false, false);
 	backfill_forget(entry->flow_id);
-	return rows;
+	/* and what its pieces wrote: the backfill's rows */
+	return rows + (uint64) Max(b.rows_written, 0);
 }
 
 void

@@ -29,7 +29,10 @@ extern bool backfill_pending(int64 flow_id);
  */
 extern bool backfill_step(FlowEntry *entry, uint64 *rows_out);
 
-/* flush_flow: the rest of the backfill, here.  Returns the rows written. */
+/*
+ * flush_flow: the rest of the backfill, here.  Returns the rows the
+ * backfill wrote, its pieces done by the worker included.
+ */
 extern uint64 backfill_complete(FlowEntry *entry);
 
 /*

@@ -445,6 +445,11 @@ ddl_before_utility(Node *stmt)
 	if (!IsTransactionState() || privileged_own_ddl || !catalog_exists())
 		return;
 
+	if (IsA(stmt, DropStmt) && ((DropStmt *) stmt)->removeType == OBJECT_EXTENSION)
+	{
+		ddl_refuse_drop_extension((DropStmt *) stmt);
+		return;
+	}
 	if (IsA(stmt, TruncateStmt))
 	{
 		foreach(lc, ((TruncateStmt *) stmt)->relations)

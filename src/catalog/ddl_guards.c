@@ -10,6 +10,9 @@
  *   created again over their sinks).  Following it instead would re-plan
  *   the flows under the caller's ALTER, as their owners, and could change
  *   their outputs' types under their sinks.
+ * - DROP EXTENSION flowpg without CASCADE while flows exist: refused
+ *   first, saying how many flows there are and what CASCADE keeps, not
+ *   with PostgreSQL's line for each of their internal objects.
  * - A partition of a sink that leaves it (DROP, DETACH, TRUNCATE of the
  *   partition, which the sink's guard trigger does not see) takes rows out
  *   of the sink: below the horizon they are gone for good, so the session
@@ -161,3 +164,38 @@ ddl_sink_partition_leaves(Oid relid, const char *what)
 	}
 }
 
+
+void
+ddl_refuse_drop_extension(DropStmt *drop)
+{
+	ListCell   *lc;
+	List	   *flows;
+	StringInfoData names;
+	int			shown = 0;
+
+	if (drop->removeType != OBJECT_EXTENSION || drop->behavior == DROP_CASCADE)
+		return;
+	foreach(lc, drop->objects)
+		if (strcmp(strVal(lfirst(lc)), "flowpg") == 0)
+			break;
+	if (lc == NULL || (flows = catalog_get_all()) == NIL)
+		return;
+	initStringInfo(&names);
+	foreach(lc, flows)
+	{
+		if (shown++ == 10)
+		{
+			appendStringInfo(&names, " and %d more", list_length(flows) - 10);
+			break;
+		}
+		appendStringInfo(&names, "%s%s", names.len > 0 ? ", " : "",
+						 quote_identifier(((FlowEntry *) lfirst(lc))->flow_name));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+			 errmsg_plural("cannot drop extension flowpg because %d flow exists",
+						   "cannot drop extension flowpg because %d flows exist",
+						   list_length(flows), list_length(flows)),
+			 errdetail("Flows: %s.", names.data),
+			 errhint("Drop them with flowpg.drop_flow, or use DROP EXTENSION flowpg CASCADE: either way their sink tables stay, with their rows; CASCADE also drops what depends on flowpg's own functions and views.")));
+}

@@ -9,6 +9,8 @@
 #ifndef FLOWPG_DDL_GUARDS_H
 #define FLOWPG_DDL_GUARDS_H
 
+#include "nodes/parsenodes.h"
+
 /*
  * ALTER COLUMN ... TYPE of a column that flows read (of relid, or of its
  * partitions and children, to which it recurses): refused, naming every
@@ -22,5 +24,8 @@ extern void ddl_refuse_column_retype(Oid relid, const char *column);
  * flowpg.flow_errors hear of the rows lost below the horizon.
  */
 extern void ddl_sink_partition_leaves(Oid relid, const char *what);
+
+/* DROP EXTENSION flowpg without CASCADE while flows exist: refused, saying so. */
+extern void ddl_refuse_drop_extension(DropStmt *drop);
 
 #endif							/* FLOWPG_DDL_GUARDS_H */

@@ -20,6 +20,8 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
@@ -33,17 +35,43 @@
 #include "flow_locks.h"
 #include "guc.h"
 #include "planner.h"
+#include "pool.h"
 #include "registry.h"
 #include "stats.h"
 #include "stream_capture.h"
 
 PG_FUNCTION_INFO_V1(flowpg_flush_flow);
 PG_FUNCTION_INFO_V1(flowpg_refresh_flow);
+PG_FUNCTION_INFO_V1(flowpg_wait_for_backfill);
 
 Datum
 flowpg_flush_flow(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64(flow_flush(flow_name_arg(fcinfo, 0)));
+}
+
+/*
+ * The rest of a backfill, here.  Should it fail, this transaction cannot
+ * keep the error: the worker is woken to run the backfill, which fails as
+ * it did here, and its failure lands in flowpg.flow_errors.
+ */
+static uint64
+complete_backfill(FlowEntry *entry)
+{
+	uint64		rows = 0;
+
+	PG_TRY();
+	{
+		rows = backfill_complete(entry);
+	}
+	PG_CATCH();
+	{
+		pool_wake(MyDatabaseId);
+		pool_wake_for_batching(MyDatabaseId);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return rows;
 }
 
 /* Returns once every change committed before the call is in the flow's sink. */
@@ -123,7 +151,7 @@ flush_one(FlowEntry *entry)
 			/* what is logged now is in the snapshots of the recompute */
 			flow_lock(entry->flow_id);
 			result.log_entries = dirty_log_delete_all(entry->flow_id, &result.rows_in);
-			result.rows_out = backfill_complete(entry); /* its history too */
+			result.rows_out = complete_backfill(entry); /* its history too */
 		}
 		else
 			result = batch_recompute_all(entry);
@@ -140,7 +168,7 @@ flush_one(FlowEntry *entry)
 	else
 	{
 		/* a backfill the worker has not finished: the rest of it here */
-		uint64		backfilled = backfill_complete(entry);
+		uint64		backfilled = complete_backfill(entry);
 
 		result = batch_flush(entry);
 		result.rows_out += backfilled;
@@ -245,4 +273,59 @@ flowpg_refresh_flow(PG_FUNCTION_ARGS)
 	if (flow_on_streams(entry))
 		registry_request_reset(entry->flow_id);
 	PG_RETURN_INT64((int64) rows);
+}
+
+/*
+ * flowpg.wait_for_backfill(flow_name, timeout): returns once the worker has
+ * computed the sink of a new or replaced flow (create_flow returns before
+ * that: the backfill runs online, after its commit).  The backfill's
+ * failure is raised here; NULL timeout: wait as long as it takes.  Unlike
+ * flush_flow, which completes a backfill in the calling session, it leaves
+ * the work to the worker.
+ */
+Datum
+flowpg_wait_for_backfill(PG_FUNCTION_ARGS)
+{
+	FlowEntry  *entry = flow_owned_by_caller(flow_required_text_arg(fcinfo, 0, "flow_name"));
+	TimestampTz started = GetCurrentTimestamp();
+	TimestampTz deadline = 0;
+
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("wait_for_backfill must run in a READ COMMITTED transaction"),
+				 errdetail("It must see the worker's commits.")));
+	if (entry->written_here)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the backfill of flow \"%s\" starts when this transaction commits",
+						entry->flow_name),
+				 errhint("Commit first, or call flowpg.flush_flow, which completes the backfill here.")));
+	if (!PG_ARGISNULL(1))
+		deadline = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+														   TimestampTzGetDatum(started),
+														   PG_GETARG_DATUM(1)));
+	while (backfill_pending(entry->flow_id))
+	{
+		FlowErrorRecord *failure = stats_last_error(entry->flow_id);
+
+		if (failure && failure->at >= started)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the backfill of flow \"%s\" failed: %s", entry->flow_name,
+							failure->message),
+					 failure->detail ? errdetail("%s", failure->detail) : 0,
+					 errhint("flowpg.flow_errors has the flow's errors; the worker retries with a growing delay.")));
+		if (!PG_ARGISNULL(1) && GetCurrentTimestamp() >= deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("the backfill of flow \"%s\" did not complete within the timeout",
+							entry->flow_name),
+					 errhint("flowpg.flow_backfills shows its progress.")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	PG_RETURN_VOID();
 }

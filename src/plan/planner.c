@@ -805,6 +805,47 @@ interval_is_positive(Interval *interval)
 		 (interval->day > 0 || (interval->day == 0 && interval->time > 0)));
 }
 
+/* Does the expression read a time-typed column of a subquery or WITH query? */
+static bool
+reads_subquery_time(Node *node, List *rtable)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+		RangeTblEntry *rte;
+
+		if (var->varlevelsup != 0)
+			return false;
+		rte = rt_fetch(var->varno, rtable);
+		return (rte->rtekind == RTE_SUBQUERY || rte->rtekind == RTE_CTE) &&
+			(var->vartype == TIMESTAMPTZOID || var->vartype == TIMESTAMPOID ||
+			 var->vartype == DATEOID);
+	}
+	return expression_tree_walker(node, reads_subquery_time, rtable);
+}
+
+/*
+ * The name of the first GROUP BY key over a time of a subquery or WITH
+ * query, NULL when none: a window the planner cannot see.
+ */
+static const char *
+subquery_time_key(Query *query)
+{
+	ListCell   *lc;
+
+	foreach(lc, query->groupClause)
+	{
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc),
+												   query->targetList);
+
+		if (reads_subquery_time((Node *) tle->expr, query->rtable))
+			return tle->resname ? tle->resname : "?";
+	}
+	return NULL;
+}
+
 FlowMode
 flow_plan_choose_mode(FlowPlan *plan, FlowMode requested,
 					  Interval *expire_after, Interval *eval_interval)
@@ -884,6 +925,13 @@ flow_plan_choose_mode(FlowPlan *plan, FlowMode requested,
 				 errdetail("The streaming engine cannot run it either: %s.", plan->streaming_refusal) :
 				 errdetail("The batching engine replaces whole groups of the sink."),
 				 plan->streaming_refusal ? 0 : errhint("Use mode => 'streaming' or 'auto'.")));
+	if (plan->window_expr == NULL && eval_interval == NULL && subquery_time_key(plan->query))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("a batching flow without a time window needs eval_interval"),
+				 errdetail("GROUP BY key \"%s\" is a time from a subquery or WITH query: flowpg finds a flow's time window only over a column of a table the query reads itself, where a change to a row maps to the window of its time.",
+						   subquery_time_key(plan->query)),
+				 errhint("Read the table in the flow's own FROM (its filters in WHERE) and group by the window over its column, such as date_trunc('hour', ts); or give eval_interval.")));
 	if (plan->window_expr == NULL && eval_interval == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -654,7 +654,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		stream_publish(flow, flush_done, false, GetCurrentTimestamp());
 	}
 	progress_end_all();
-	pgstat_report_activity(STATE_IDLE, NULL);
+	pgstat_report_activity(STATE_IDLE, "flowpg: idle");
 }
 
 /*

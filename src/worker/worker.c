@@ -550,7 +550,7 @@ run_flow(DueFlow *due)
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
+	pgstat_report_activity(STATE_IDLE, "flowpg: idle");
 }
 
 /*
@@ -851,7 +851,7 @@ start_pending_flows(void)
 			retry |= busy;
 			PopActiveSnapshot();
 			CommitTransactionCommand();
-			pgstat_report_activity(STATE_IDLE, NULL);
+			pgstat_report_activity(STATE_IDLE, "flowpg: idle");
 		}
 		MemoryContextReset(cxt);
 	} while (started);
