@@ -20,6 +20,9 @@ use Test::More;
 
 my $node = FlowpgTest::node('state_memory', q{
 flowpg.state_memory = '1MB'
+# every window kept: the state outgrows the memory (with state_keep it would
+# shrink to the last windows, and fit)
+flowpg.state_keep = -1
 flowpg.workers_per_database = 2
 max_worker_processes = 24
 log_min_messages = warning
@@ -76,6 +79,19 @@ SELECT count(*) FILTER (WHERE flowpg.flush_flow(flow_name) >= 0) FROM flowpg.flo
 }
 
 check_all('over the memory');
+# a flow whose state can never fit (20,000 groups, no window to give up by)
+# gives all of it up, and says so, in flows and flow_stats, with the reason
+$node->safe_psql('mem1', q{SELECT flowpg.create_flow('hog', 'hog_out',
+  $$SELECT device, v, count(*) AS n FROM m GROUP BY 1, 2$$, mode => 'streaming')});
+ok(FlowpgTest::poll_until($node, 'mem1', q{
+SELECT f.state || ' ' || s.state || ' ' || f.state_reason FROM flowpg.flows f JOIN flowpg.flow_stats s USING (flow_id)
+ WHERE f.flow_name = 'hog'},
+	'degraded degraded flowpg.state_memory is full: the flow gave its state up; changes are recomputed from the source until memory frees (flowpg.memory)',
+	60), 'a degraded flow is shown degraded, with its reason')
+  or diag($node->safe_psql('mem1', q{SELECT string_agg(flow_name || ':' || state || ':' || coalesce(state_reason, ''), E'\n') FROM flowpg.flows}));
+is($node->safe_psql('mem1', q{SELECT flowpg.flush_flow('hog') >= 0 AND flow_mismatches('hog') = 0}), 't',
+	'and exact');
+$node->safe_psql('mem1', q{SELECT flowpg.drop_flow('hog')});
 for my $db (@dbs)
 {
 	cmp_ok($node->safe_psql($db, q{SELECT coalesce(sum(state_groups), 0) FROM flowpg.flow_stats}),
