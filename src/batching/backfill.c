@@ -20,19 +20,25 @@
  *
  * A streaming flow is backfilled by its state's first load instead, which
  * reads the source once and writes every group (stream_refill.c's
- * stream_refill_load); the round that wrote them ends its backfill (stream_round.c).
- * Recomputing the sink in pieces beside it would not be exact: a batch
- * that a piece's snapshot saw but the state had not applied yet would be
- * written as a new group into a sink that holds it.
+ * stream_refill_load).  Recomputing the sink in pieces beside the state
+ * would not be exact: a batch that a piece's snapshot saw but the state had
+ * not applied yet would be written as a new group into a sink that holds
+ * it.  But a state that holds only the recent windows (flowpg.state_keep,
+ * expire_after) loads from its floor on: the load records that floor
+ * (end_before), and the rounds that follow (stream_round.c) recompute the
+ * older windows in pieces, as a batching flow's -- exact there, since the
+ * state holds none of them and sends their changes to the recompute.
  *
  * The time range is read once, at the first piece: rows committed later
  * are captured, whatever their time.  The first piece starts at the first
  * window and the last one ends after the last, so rows a replaced flow left
- * in its sink outside the range go too.  A flow without a time window is
- * recomputed whole, in one piece.  flush_flow does the rest of a backfill
- * in the caller (backfill_complete).
+ * in its sink outside the range go too.  With expire_after the range is
+ * the flow's history: from the source's oldest row (or backfill_from) on,
+ * unclipped by the horizon, and sink rows of older windows stay.  A flow
+ * without a time window is recomputed whole, in one piece.  flush_flow does
+ * the rest of a backfill in the caller (backfill_complete).
  *
- * This file owns flowpg.flow_backfill; pieces are for batching flows.
+ * This file owns flowpg.flow_backfill.
  *
  *-------------------------------------------------------------------------
  */
@@ -315,6 +321,7 @@ static bool
 backfill_piece(FlowEntry *entry, uint64 *rows_out)
 {
 	Backfill	b;
+	int64		time_hi;
 	int64		piece_hi;
 	bool		last;
 
@@ -334,26 +341,28 @@ backfill_piece(FlowEntry *entry, uint64 *rows_out)
 		backfill_forget(entry->flow_id);
 		return false;
 	}
-	/* a streaming flow's pieces stop where its state's first load began */
-	if (b.has_end && b.time_hi >= b.end_before)
-		b.time_hi = b.end_before - 1;
-	if (b.done_until > b.time_hi)
+	/*
+	 * A streaming flow's pieces stop where its state's load began (which a
+	 * reload may move: the range read at the first piece is kept whole).
+	 */
+	time_hi = b.has_end ? Min(b.time_hi, b.end_before - 1) : b.time_hi;
+	if (b.done_until > time_hi)
 	{
 		backfill_forget(entry->flow_id);
 		return false;
 	}
 	progress_counts(b.pieces_done, b.pieces_total, -1, -1);
 	last = b.pieces_total <= 1 || b.pieces_done + 1 >= b.pieces_total;
-	piece_hi = b.time_hi;
+	piece_hi = time_hi;
 	if (!last)
 	{
 		int64		width = (b.time_hi - b.time_lo) / b.pieces_total + 1;
 
-		if (pg_add_s64_overflow(b.done_until, width - 1, &piece_hi) || piece_hi >= b.time_hi)
+		if (pg_add_s64_overflow(b.done_until, width - 1, &piece_hi) || piece_hi >= time_hi)
 			last = true;
 	}
 	if (last)
-		piece_hi = b.time_hi;
+		piece_hi = time_hi;
 	*rows_out = refresh_from(entry, &b, !last || b.has_end, piece_hi);
 	if (last)
 	{
