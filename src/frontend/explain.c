@@ -264,7 +264,7 @@ explain_window(Explain *ex, BatchRun *run, FlowPlan *plan, WindowProbe *probe, i
 			 datum_text(probe->resulttype, window_probe_eval(probe, *x)),
 			 ordinal_text(plan, start), unbounded ? "infinity" : ordinal_text(plan, end));
 	if (entry->expire_after && !plan->recording_rule)
-		add_line(ex, 1, "Expire after: %s (windows from %s on are maintained)",
+		add_line(ex, 1, "Expire after: %s (windows from %s on are maintained; older ones are frozen, kept as they are)",
 				 datum_text(INTERVALOID, IntervalPGetDatum(entry->expire_after)),
 				 ordinal_text(plan, window_expiry_cutoff(probe, entry->expire_after)));
 }
