@@ -105,8 +105,17 @@ SELECT flowpg.create_flow('ts_sub', 'ts.sub',
   $$SELECT date_trunc('hour', s.time) AS w, count(*) AS n FROM (SELECT time FROM ts.cond) s GROUP BY 1$$,
   mode => 'batching');
 
--- DROP EXTENSION without CASCADE: how many flows, and what CASCADE keeps.
-DROP EXTENSION flowpg;
+-- DROP EXTENSION without CASCADE: how many flows, and what CASCADE keeps
+-- (other suites' flows may exist too: the count is masked).
+DO $$
+DECLARE message text; detail text; hint text;
+BEGIN
+	DROP EXTENSION flowpg;
+EXCEPTION WHEN dependent_objects_still_exist THEN
+	GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
+	RAISE WARNING '%', regexp_replace(message, '[0-9]+ flows exist', 'N flows exist')
+		USING DETAIL = CASE WHEN detail LIKE 'Flows: %' THEN 'Flows: ...' ELSE detail END, HINT = hint;
+END $$;
 
 -- Waiting for a backfill: not in the creating transaction, else until it is done.
 BEGIN;

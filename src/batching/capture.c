@@ -38,6 +38,7 @@
 #include "catalog/pg_trigger.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
+#include "executor/spi.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "storage/lmgr.h"
@@ -786,6 +787,46 @@ flowpg_repair_capture(PG_FUNCTION_ARGS)
 
 static void remove_from(Oid relid);
 
+/*
+ * The time ordinals the rows of table relid span in the flow's time
+ * column, which the flow reads from its ancestor table: lo > hi when it
+ * has no rows.  False when its rows cannot be placed by time: the flow's
+ * time column is another table's, or some rows have no time.
+ */
+static bool
+rows_time_span(FlowEntry *flow, Oid ancestor, Oid relid, int64 *lo, int64 *hi)
+{
+	AttrNumber	attno;
+	Oid			type;
+	bool		isnull;
+	bool		placed;
+	Datum		d;
+
+	if (flow->time_relid != ancestor)
+		return false;
+	attno = get_attnum(relid, get_attname(ancestor, flow->time_attno, false));
+	if (attno == InvalidAttrNumber)
+		return false;
+	type = get_atttype(relid, attno);
+	privileged_query(psprintf("SELECT min(%1$s), max(%1$s), count(*) - count(%1$s) FROM %2$s",
+							  quote_identifier(get_attname(relid, attno, false)),
+							  quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+														 get_rel_name(relid))),
+					 0, NULL, NULL, NULL);
+	placed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) == 0;
+	*lo = 1;
+	*hi = 0;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (placed && !isnull)
+	{
+		*lo = window_datum_to_ordinal(type, d);
+		*hi = window_datum_to_ordinal(type, SPI_getbinval(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	privileged_query_end();
+	return placed;
+}
+
 void
 capture_log_inherited(Oid relid)
 {
@@ -795,8 +836,26 @@ capture_log_inherited(Oid relid)
 	ListCell   *lc2;
 
 	forboth(lc, flows, lc2, tables)
-		if (lfirst_oid(lc2) != relid)
-			dirty_log_append(((FlowEntry *) lfirst(lc))->flow_id, true, 0, 0, 0);
+	{
+		FlowEntry  *flow = lfirst(lc);
+		int64		lo;
+		int64		hi;
+
+		if (lfirst_oid(lc2) == relid)
+			continue;
+		/*
+		 * The windows of its rows, when its times say which: a partition
+		 * dropped by retention then recomputes nothing before a flow's
+		 * horizon.
+		 */
+		if (rows_time_span(flow, lfirst_oid(lc2), relid, &lo, &hi))
+		{
+			if (lo <= hi)
+				dirty_log_append(flow->flow_id, false, lo, hi, 0);
+		}
+		else
+			dirty_log_append(flow->flow_id, true, 0, 0, 0);
+	}
 }
 
 /* Does a flow read this table, an ancestor or a descendant of it? */
