@@ -60,17 +60,51 @@ stream_apply_take(StreamFlow *flow)
 	MemoryContextSwitchTo(old);
 }
 
-/* Notes that a change could not be applied: its windows go to the dirty log. */
+/*
+ * Notes that a change could not be applied: its windows go to the dirty
+ * log.  Overlapping ranges merge; beyond FALLBACK_RANGES, the two closest.
+ */
 static void
 fall_back(StreamFlow *flow, bool whole, int64 lo, int64 hi)
 {
+	int			n = flow->nfallbacks;
+	int			closest = -1;
+	uint64		gap = PG_UINT64_MAX;
+
 	if (whole || lo > hi)
-		flow->fallback_whole = true;
-	else
 	{
-		flow->fallback_lo = Min(flow->fallback_lo, lo);
-		flow->fallback_hi = Max(flow->fallback_hi, hi);
+		flow->fallback_whole = true;
+		return;
 	}
+	for (int i = 0; i < n; i++)
+		if (lo <= flow->fallback_hi[i] && hi >= flow->fallback_lo[i])
+		{
+			flow->fallback_lo[i] = Min(flow->fallback_lo[i], lo);
+			flow->fallback_hi[i] = Max(flow->fallback_hi[i], hi);
+			return;
+		}
+	if (n == FALLBACK_RANGES)
+	{
+		/* merge the new range into the range nearest to it */
+		for (int i = 0; i < n; i++)
+		{
+			uint64		d = hi < flow->fallback_lo[i] ?
+				(uint64) flow->fallback_lo[i] - (uint64) hi :
+				(uint64) lo - (uint64) flow->fallback_hi[i];
+
+			if (d < gap)
+			{
+				gap = d;
+				closest = i;
+			}
+		}
+		flow->fallback_lo[closest] = Min(flow->fallback_lo[closest], lo);
+		flow->fallback_hi[closest] = Max(flow->fallback_hi[closest], hi);
+		return;
+	}
+	flow->fallback_lo[n] = lo;
+	flow->fallback_hi[n] = hi;
+	flow->nfallbacks++;
 }
 
 /*
@@ -540,8 +574,7 @@ stream_apply_pending(StreamFlow *flow)
 	List	   *plain = NIL;	/* aggregate batches without skips */
 
 	flow->fallback_whole = false;
-	flow->fallback_lo = PG_INT64_MAX;
-	flow->fallback_hi = PG_INT64_MIN;
+	flow->nfallbacks = 0;
 	foreach(lc, flow->pending)
 	{
 		PendingBatch *pb = lfirst(lc);
@@ -607,9 +640,10 @@ stream_apply_pending(StreamFlow *flow)
 		regroup_stale(flow);
 	if (flow->fallback_whole)
 		dirty_log_append(flow->flow_id, true, 0, 0, 0);
-	else if (flow->fallback_lo <= flow->fallback_hi)
-		dirty_log_append(flow->flow_id, false, flow->fallback_lo, flow->fallback_hi, 0);
-	if (flow->fallback_whole || flow->fallback_lo <= flow->fallback_hi)
+	else
+		for (int i = 0; i < flow->nfallbacks; i++)
+			dirty_log_append(flow->flow_id, false, flow->fallback_lo[i], flow->fallback_hi[i], 0);
+	if (flow->fallback_whole || flow->nfallbacks > 0)
 	{
 		registry_count_fallback(flow->flow_id, 1);
 		sh->fallback_logged = true;

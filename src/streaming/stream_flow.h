@@ -118,6 +118,9 @@ typedef struct PendingBatch
 	bool		applied;		/* merged into the state this round */
 } PendingBatch;
 
+/* Time ranges a round's fallbacks are kept in, at most. */
+#define FALLBACK_RANGES 16
+
 /* A worker's handle on a flow. */
 typedef struct StreamFlow
 {
@@ -161,10 +164,15 @@ typedef struct StreamFlow
 	 */
 	bool		regroup_retractions;
 
-	/* what this round could not apply: logged dirty */
+	/*
+	 * What this round could not apply: logged dirty, as a few time ranges
+	 * (late rows to windows apart are recomputed apart, not with all that
+	 * lies between them), or the whole flow.
+	 */
 	bool		fallback_whole;
-	int64		fallback_lo;
-	int64		fallback_hi;
+	int			nfallbacks;
+	int64		fallback_lo[FALLBACK_RANGES];
+	int64		fallback_hi[FALLBACK_RANGES];
 } StreamFlow;
 
 /* What a round's sink write did with a group (StreamFlow.written_keep). */
