@@ -562,26 +562,26 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
  * date_bin / date_trunc windows they equal (src/frontend/timescale.c).
  */
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz)
-RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_tstz'
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz, origin timestamptz)
-RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_tstz_origin'
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_origin'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz, "offset" interval)
-RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_tstz_offset'
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_offset'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz, timezone text,
 								   origin timestamptz DEFAULT NULL, "offset" interval DEFAULT NULL)
-RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_tstz_zone'
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket_zone'
 LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamp)
-RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket_ts'
+RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamp, origin timestamp)
-RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket_ts_origin'
+RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket_origin'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamp, "offset" interval)
-RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket_ts_offset'
+RETURNS timestamp AS 'MODULE_PATHNAME', 'flowpg_time_bucket_offset'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts date)
 RETURNS date AS 'MODULE_PATHNAME', 'flowpg_time_bucket_date'

@@ -123,6 +123,25 @@ month_unit(const Interval *width)
 }
 
 /*
+ * date_bin(width, ts, origin + offset) over timestamps or instants: a
+ * bucket of days or smaller units, from the origin (TimescaleDB's, when
+ * none is given) moved by the offset.
+ */
+static Node *
+date_bin(Oid type, Interval *width, Node *ts, bool has_origin, Timestamp origin, Interval *offset)
+{
+	Timestamp	shifted = has_origin ? origin : time_bucket_default_origin(width);
+
+	if (offset)
+		shifted = DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval,
+														TimestampGetDatum(shifted),
+														IntervalPGetDatum(offset)));
+	return call(type == TIMESTAMPTZOID ? F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ :
+				F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP, type,
+				list_make3(interval_const(width), ts, time_const(type, shifted)));
+}
+
+/*
  * The bucket of a local time (a timestamp expression): date_bin from the
  * origin shifted by the offset, or date_trunc of the time less the offset,
  * plus the offset.  NULL when no built-in expression equals it.
@@ -134,16 +153,7 @@ local_bucket(Interval *width, Node *ts, bool has_origin, Timestamp origin, Inter
 	Node	   *bucket;
 
 	if (width->month == 0)
-	{
-		Timestamp	shifted = has_origin ? origin : time_bucket_default_origin(width);
-
-		if (offset)
-			shifted = DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval,
-															TimestampGetDatum(shifted),
-															IntervalPGetDatum(offset)));
-		return call(F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP, TIMESTAMPOID,
-					list_make3(interval_const(width), ts, time_const(TIMESTAMPOID, shifted)));
-	}
+		return date_bin(TIMESTAMPOID, width, ts, has_origin, origin, offset);
 	unit = month_unit(width);
 	if (unit == NULL || has_origin)
 		return NULL;
@@ -219,16 +229,7 @@ equivalent(FuncExpr *expr)
 		case TIMESTAMPTZOID:
 			/* instants, in UTC: date_bin over instants equals it */
 			if (zone == NULL && width->month == 0)
-			{
-				Timestamp	shifted = has_origin ? origin : time_bucket_default_origin(width);
-
-				if (offset)
-					shifted = DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval,
-																	TimestampGetDatum(shifted),
-																	IntervalPGetDatum(offset)));
-				return call(F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ, TIMESTAMPTZOID,
-							list_make3(interval_const(width), ts, time_const(TIMESTAMPTZOID, shifted)));
-			}
+				return date_bin(TIMESTAMPTZOID, width, ts, has_origin, origin, offset);
 			/* months, or a zone: its local time bucketed, back to an instant */
 			if (zone == NULL)
 				zone = (Node *) text_const("UTC");

@@ -31,13 +31,10 @@
 
 #include "time_bucket.h"
 
-PG_FUNCTION_INFO_V1(flowpg_time_bucket_tstz);
-PG_FUNCTION_INFO_V1(flowpg_time_bucket_tstz_origin);
-PG_FUNCTION_INFO_V1(flowpg_time_bucket_tstz_offset);
-PG_FUNCTION_INFO_V1(flowpg_time_bucket_tstz_zone);
-PG_FUNCTION_INFO_V1(flowpg_time_bucket_ts);
-PG_FUNCTION_INFO_V1(flowpg_time_bucket_ts_origin);
-PG_FUNCTION_INFO_V1(flowpg_time_bucket_ts_offset);
+PG_FUNCTION_INFO_V1(flowpg_time_bucket);
+PG_FUNCTION_INFO_V1(flowpg_time_bucket_origin);
+PG_FUNCTION_INFO_V1(flowpg_time_bucket_offset);
+PG_FUNCTION_INFO_V1(flowpg_time_bucket_zone);
 PG_FUNCTION_INFO_V1(flowpg_time_bucket_date);
 PG_FUNCTION_INFO_V1(flowpg_time_bucket_date_origin);
 PG_FUNCTION_INFO_V1(flowpg_time_bucket_date_offset);
@@ -129,36 +126,40 @@ time_bucket_local(Interval *width, Timestamp ts, Timestamp origin, Interval *off
 	return offset ? add_interval(bucket, offset, false) : bucket;
 }
 
-/* A timestamptz without a time zone: its UTC time is its int64, as a timestamp's. */
+/*
+ * Timestamps, and timestamptz without a time zone: a timestamptz is its UTC
+ * time as an int64, as a timestamp is its local time, so one function
+ * serves both (bucketing a timestamptz in UTC).
+ */
 Datum
-flowpg_time_bucket_tstz(PG_FUNCTION_ARGS)
+flowpg_time_bucket(PG_FUNCTION_ARGS)
 {
 	Interval   *width = PG_GETARG_INTERVAL_P(0);
 
-	PG_RETURN_TIMESTAMPTZ(time_bucket_local(width, PG_GETARG_TIMESTAMPTZ(1),
-											time_bucket_default_origin(width), NULL));
+	PG_RETURN_TIMESTAMP(time_bucket_local(width, PG_GETARG_TIMESTAMP(1),
+										  time_bucket_default_origin(width), NULL));
 }
 
 Datum
-flowpg_time_bucket_tstz_origin(PG_FUNCTION_ARGS)
+flowpg_time_bucket_origin(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TIMESTAMPTZ(time_bucket_local(PG_GETARG_INTERVAL_P(0), PG_GETARG_TIMESTAMPTZ(1),
-											PG_GETARG_TIMESTAMPTZ(2), NULL));
+	PG_RETURN_TIMESTAMP(time_bucket_local(PG_GETARG_INTERVAL_P(0), PG_GETARG_TIMESTAMP(1),
+										  PG_GETARG_TIMESTAMP(2), NULL));
 }
 
 Datum
-flowpg_time_bucket_tstz_offset(PG_FUNCTION_ARGS)
+flowpg_time_bucket_offset(PG_FUNCTION_ARGS)
 {
 	Interval   *width = PG_GETARG_INTERVAL_P(0);
 
-	PG_RETURN_TIMESTAMPTZ(time_bucket_local(width, PG_GETARG_TIMESTAMPTZ(1),
-											time_bucket_default_origin(width),
-											PG_GETARG_INTERVAL_P(2)));
+	PG_RETURN_TIMESTAMP(time_bucket_local(width, PG_GETARG_TIMESTAMP(1),
+										  time_bucket_default_origin(width),
+										  PG_GETARG_INTERVAL_P(2)));
 }
 
 /* (width, ts, timezone, origin, offset): local buckets of that zone; NULL origin or offset: none */
 Datum
-flowpg_time_bucket_tstz_zone(PG_FUNCTION_ARGS)
+flowpg_time_bucket_zone(PG_FUNCTION_ARGS)
 {
 	Interval   *width = PG_GETARG_INTERVAL_P(0);
 	Datum		zone = PG_GETARG_DATUM(2);
@@ -172,32 +173,6 @@ flowpg_time_bucket_tstz_zone(PG_FUNCTION_ARGS)
 	if (TIMESTAMP_NOT_FINITE(local))
 		PG_RETURN_TIMESTAMPTZ(local);
 	return DirectFunctionCall2(timestamp_zone, zone, TimestampGetDatum(local));
-}
-
-Datum
-flowpg_time_bucket_ts(PG_FUNCTION_ARGS)
-{
-	Interval   *width = PG_GETARG_INTERVAL_P(0);
-
-	PG_RETURN_TIMESTAMP(time_bucket_local(width, PG_GETARG_TIMESTAMP(1),
-										  time_bucket_default_origin(width), NULL));
-}
-
-Datum
-flowpg_time_bucket_ts_origin(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_TIMESTAMP(time_bucket_local(PG_GETARG_INTERVAL_P(0), PG_GETARG_TIMESTAMP(1),
-										  PG_GETARG_TIMESTAMP(2), NULL));
-}
-
-Datum
-flowpg_time_bucket_ts_offset(PG_FUNCTION_ARGS)
-{
-	Interval   *width = PG_GETARG_INTERVAL_P(0);
-
-	PG_RETURN_TIMESTAMP(time_bucket_local(width, PG_GETARG_TIMESTAMP(1),
-										  time_bucket_default_origin(width),
-										  PG_GETARG_INTERVAL_P(2)));
 }
 
 /* Dates: as timestamps at midnight, the result a date again. */
