@@ -91,6 +91,26 @@ cmp_ok(psql(q{SELECT fallbacks FROM flowpg.flow_stats WHERE flow_name = 'per_min
 cmp_ok(psql(q{SELECT state_groups FROM flowpg.flow_stats WHERE flow_name = 'per_minute'}), '<=', 10000 * 7,
 	'and not into the state');
 
+# An idle worker says so in pg_stat_activity, not what it ran last.
+ok(FlowpgTest::poll_until($node, 'app', q{
+SELECT count(*) > 0 AND bool_and(query = 'flowpg: idle') FROM pg_stat_activity
+ WHERE backend_type = 'flowpg worker' AND state = 'idle'}, 't', 30), 'idle workers show "flowpg: idle"');
+
+# A backfill that fails in flush_flow: the error reaches flow_errors (the
+# session's transaction cannot keep it; the worker, woken, runs it and can).
+psql(q{CREATE TABLE bad (ts timestamptz NOT NULL, v int NOT NULL);
+       INSERT INTO bad VALUES (now(), 0)});
+my ($rc, $out, $err) = $node->psql('app', q{
+SET flowpg.batching_partial_states = off;
+SELECT flowpg.create_flow('bad_flow', 'bad_out',
+  $$SELECT date_trunc('hour', ts) AS hour, sum(10 / v) AS s FROM bad GROUP BY 1$$, mode => 'batching');
+SELECT flowpg.flush_flow('bad_flow');});
+like($err, qr/division by zero/, "the flush's backfill fails");
+ok(FlowpgTest::poll_until($node, 'app', q{SELECT count(*) > 0 FROM flowpg.flow_errors
+                                          WHERE flow_name = 'bad_flow' AND message = 'division by zero'}, 't', 30),
+	'and its error is in flow_errors');
+psql(q{SELECT flowpg.drop_flow('bad_flow')});
+
 # A restart reloads only the recent windows.
 $node->restart;
 psql(q{INSERT INTO m VALUES (now(), 1, 1)});
