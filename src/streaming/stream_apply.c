@@ -145,7 +145,8 @@ apply_one(StreamFlow *flow, PendingBatch *pb, bool replay, bool is_row, int sign
 	expired = sh->has_expiry && (wnull || w < sh->expiry_window);
 	if (counted || expired || flow->store == NULL ||
 		(sh->has_watermark && (wnull || w < sh->watermark_window)) ||
-		(sh->has_cold && (wnull || w < sh->cold_window)))
+		(sh->has_cold && (wnull || (w < sh->cold_window &&
+									!stream_evict_is_warm(sh, true, w, true)))))
 	{
 		if (replay)
 			return;				/* dealt with when the batch was applied */

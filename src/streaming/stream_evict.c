@@ -9,7 +9,11 @@
  * than now()).  Older windows leave it as time goes by (their rows stay in
  * the sink), and a change to one goes to the dirty log, recomputed from
  * the source: late rows are exact, and the state's size follows the rate
- * of rows, not the length of the history.  (Only for flows with no NULL
+ * of rows, not the length of the history.  A window recomputed for late
+ * rows is kept warm: refilled into the state with its recompute (a few
+ * windows at a time, while the state memory has room), so that the next
+ * late rows to it are applied, not recomputed again, until none came for
+ * state_keep.  (Only for flows with no NULL
  * window in their state: a time column NOT NULL, or expire_after, which
  * never maintains that window.  A NULL-time change under a floor would
  * recompute the whole flow.)
@@ -31,14 +35,57 @@
 
 #include "dirty_log.h"
 #include "guc.h"
+#include "miscadmin.h"
+#include "shmem.h"
 #include "stream_flow.h"
 #include "window.h"
 
-static bool
-below_floor(StoredGroup *group, void *arg)
+/* Windows a warm range may span (a late row's window, a few neighbours). */
+#define WARM_MAX_WINDOWS 4
+
+/*
+ * Which groups leave the state: those of windows below floor (the warm
+ * ones too, unless spare), or (range) those of the windows [wstart, wend).
+ */
+typedef struct Leaving
 {
+	bool		range;
+	int64		floor;
+	FlowShared *spare;
+	int64		wstart;
+	int64		wend;
+} Leaving;
+
+static bool
+leaves(StoredGroup *group, void *arg)
+{
+	Leaving    *l = arg;
+
+	if (l->range)
+		return !(group->flags & STORED_WNULL) && group->window >= l->wstart &&
+			group->window < l->wend;
 	/* a partial state holds no NULL window (the loads cannot read one) */
-	return (group->flags & STORED_WNULL) || group->window < *(int64 *) arg;
+	if (group->flags & STORED_WNULL)
+		return true;
+	return group->window < l->floor &&
+		(l->spare == NULL || !stream_evict_is_warm(l->spare, true, group->window, false));
+}
+
+bool
+stream_evict_is_warm(FlowShared *sh, bool by_window, int64 x, bool touch)
+{
+	for (int i = 0; i < sh->nwarm; i++)
+	{
+		WarmRange  *r = &sh->warm[i];
+
+		if (by_window ? (x >= r->wstart && x < r->wend) : (x >= r->start && x < r->end))
+		{
+			if (touch)
+				r->touched = GetCurrentTimestamp();
+			return true;
+		}
+	}
+	return false;
 }
 
 /* A time ordinal as its column's type prints it. */
@@ -57,7 +104,7 @@ time_text(StreamFlow *flow, int64 ordinal)
  * windows go to the dirty log, recomputed in this round.
  */
 static void
-log_changed_below(StreamFlow *flow, int64 floor_window)
+log_changed(StreamFlow *flow, Leaving *leaving)
 {
 	ListCell   *lc;
 	bool		whole = false;
@@ -68,7 +115,7 @@ log_changed_below(StreamFlow *flow, int64 floor_window)
 	{
 		StoredGroup *group = lfirst(lc);
 
-		if (!below_floor(group, &floor_window))
+		if (!leaves(group, leaving))
 			continue;
 		if ((group->flags & STORED_WNULL) || group->time_lo > group->time_hi)
 			whole = true;
@@ -81,6 +128,40 @@ log_changed_below(StreamFlow *flow, int64 floor_window)
 	stream_state_touch(flow, whole, lo, hi);
 	dirty_log_append(flow->flow_id, whole, whole ? 0 : lo, whole ? 0 : hi, 0);
 	flow->sh->fallback_logged = true;
+}
+
+/* The groups that leave go; those the sink does not have yet are recomputed. */
+static void
+give_up(StreamFlow *flow, Leaving *leaving)
+{
+	log_changed(flow, leaving);
+	store_delete_where(flow->store, leaves, leaving);
+}
+
+/* Warm ranges whose windows start below floor go cold, their groups with them. */
+static void
+cool_below(StreamFlow *flow, int64 floor_window)
+{
+	FlowShared *sh = flow->sh;
+	int			kept = 0;
+
+	for (int i = 0; i < sh->nwarm; i++)
+	{
+		WarmRange  *r = &sh->warm[i];
+
+		if (r->wstart >= floor_window)
+		{
+			sh->warm[kept++] = *r;
+			continue;
+		}
+		if (flow->store)
+		{
+			Leaving		range = {true, 0, NULL, r->wstart, r->wend};
+
+			give_up(flow, &range);
+		}
+	}
+	sh->nwarm = kept;
 }
 
 /* No window to give up by: the whole state goes, the flow is recomputed. */
@@ -174,8 +255,12 @@ stream_evict_for_memory(StreamFlow *flow)
 					flow->entry->flow_name),
 			 errdetail("flowpg.state_memory is exceeded; changes to windows before %s are recomputed from the source.",
 					   time_text(flow, sh->watermark_time))));
-	log_changed_below(flow, sh->watermark_window);
-	store_delete_where(flow->store, below_floor, &sh->watermark_window);
+	cool_below(flow, sh->watermark_window);
+	{
+		Leaving		below = {false, sh->watermark_window, NULL, 0, 0};
+
+		give_up(flow, &below);
+	}
 }
 
 /*
@@ -199,19 +284,27 @@ stream_evict_cold_floor(StreamFlow *flow, int64 newest, int64 *floor_time)
 	return true;
 }
 
-/* Sets a floor of the state (cold, expiry): windows below it leave. */
+/*
+ * Sets a floor of the state: windows below it leave.  The cold floor
+ * spares the warm windows and recomputes the changes the sink does not
+ * have yet; past expire_after nothing is maintained any more.
+ */
 static void
-raise_floor(StreamFlow *flow, bool *has, int64 *time, int64 *window, int64 to, bool keep_changes)
+raise_floor(StreamFlow *flow, bool *has, int64 *time, int64 *window, int64 to, bool cold)
 {
+	Leaving		below = {false, 0, cold ? flow->sh : NULL, 0, 0};
+
 	*has = true;
 	*time = to;
 	*window = stream_state_window_of(flow, to);
+	below.floor = *window;
+	if (!cold)
+		cool_below(flow, *window);
 	if (flow->store == NULL || !flow->sh->loaded)
 		return;
-	/* changes not in the sink yet: their windows are recomputed this round */
-	if (keep_changes)
-		log_changed_below(flow, *window);
-	store_delete_where(flow->store, below_floor, window);
+	if (cold)
+		log_changed(flow, &below);
+	store_delete_where(flow->store, leaves, &below);
 }
 
 /*
@@ -236,4 +329,64 @@ stream_evict_aged(StreamFlow *flow)
 	if (sh->loaded && sh->has_newest && stream_evict_cold_floor(flow, sh->newest_time, &to) &&
 		(!sh->has_cold || to > sh->cold_time))
 		raise_floor(flow, &sh->has_cold, &sh->cold_time, &sh->cold_window, to, true);
+
+	/* warm windows no late row came to for state_keep go cold again */
+	for (int i = sh->nwarm - 1; i >= 0; i--)
+	{
+		WarmRange  *r = &sh->warm[i];
+
+		if (GetCurrentTimestamp() - r->touched < (int64) flowpg_state_keep_s * USECS_PER_SEC)
+			continue;
+		if (flow->store)
+		{
+			Leaving		range = {true, 0, NULL, r->wstart, r->wend};
+
+			give_up(flow, &range);
+		}
+		sh->warm[i] = sh->warm[--sh->nwarm];
+	}
+}
+
+/*
+ * The dirty pass is about to recompute these ranges and refill the state
+ * with what it reads: those below the cold floor -- late rows' windows,
+ * a few at a time -- are kept warm, while the state memory has room.
+ */
+void
+stream_evict_warm_up(StreamFlow *flow, List *ranges)
+{
+	FlowShared *sh = flow->sh;
+	ListCell   *lc;
+
+	if (!sh->has_cold || flow->probe == NULL || flowpg_state_keep_s < 0)
+		return;
+	foreach(lc, ranges)
+	{
+		WindowRange *r = lfirst(lc);
+		int64		x;
+		int			windows = 0;
+		bool		fits = true;
+
+		if (r->from_beginning || r->unbounded || r->end > sh->cold_time ||
+			(sh->has_expiry && r->start < sh->expiry_time) ||
+			(sh->has_watermark && r->start < sh->watermark_time) ||
+			stream_evict_is_warm(sh, false, r->start, false))
+			continue;
+		for (x = r->start; fits && x < r->end; windows++)
+		{
+			int64		start;
+			bool		unbounded;
+
+			window_bounds(flow->probe, x, &start, &x, &unbounded);
+			fits = !unbounded && windows < WARM_MAX_WINDOWS;
+		}
+		if (!fits || sh->nwarm == WARM_RANGES || !shmem_state_has_room(MyDatabaseId))
+			continue;
+		sh->warm[sh->nwarm].start = r->start;
+		sh->warm[sh->nwarm].end = r->end;
+		sh->warm[sh->nwarm].wstart = stream_state_window_of(flow, r->start);
+		sh->warm[sh->nwarm].wend = stream_state_window_of(flow, r->end);
+		sh->warm[sh->nwarm].touched = GetCurrentTimestamp();
+		sh->nwarm++;
+	}
 }

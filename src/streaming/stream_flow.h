@@ -26,6 +26,21 @@
 #include "sink.h"
 
 /*
+ * Windows below the cold floor that the state holds again: late rows came
+ * to them (stream_evict.c).  Time ordinals [start, end), and the window
+ * values of those bounds, [wstart, wend).
+ */
+#define WARM_RANGES 16
+typedef struct WarmRange
+{
+	int64		start;
+	int64		end;
+	int64		wstart;
+	int64		wend;
+	TimestampTz touched;		/* a change applied to it last */
+} WarmRange;
+
+/*
  * A flow's streaming bookkeeping, in the state area next to its groups.
  * Only the worker that has claimed the flow reads or writes it.
  */
@@ -55,6 +70,8 @@ typedef struct FlowShared
 	bool		evict_requested;
 	bool		has_newest;		/* the newest time the state has seen */
 	int64		newest_time;
+	int			nwarm;
+	WarmRange	warm[WARM_RANGES];
 
 	/*
 	 * What the round in progress may have changed (time ordinals, or the
@@ -224,6 +241,8 @@ extern void stream_record_rounds(StreamFlow *flow, TimestampTz now, bool force);
 /* stream_evict.c */
 extern void stream_evict_for_memory(StreamFlow *flow);
 extern void stream_evict_aged(StreamFlow *flow);
+extern void stream_evict_warm_up(StreamFlow *flow, List *ranges);
+extern bool stream_evict_is_warm(FlowShared *sh, bool by_window, int64 x, bool touch);
 extern bool stream_evict_cold_floor(StreamFlow *flow, int64 newest, int64 *floor_time);
 
 #endif							/* FLOWPG_STREAM_FLOW_H */

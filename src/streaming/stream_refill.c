@@ -42,12 +42,18 @@
 /* stale groups recomputed one by one at most; more go to their windows' recompute */
 #define REGROUP_MAX_GROUPS 1000
 
-/* Clips time ranges to the state's floor; NIL when nothing is left. */
+/*
+ * Clips time ranges to what the state holds: from its floor on, and the
+ * warm windows below it (stream_evict.c); NIL when nothing is left.
+ */
 static List *
 clip_to_floor(StreamFlow *flow, List *ranges, bool *whole)
 {
+	FlowShared *sh = flow->sh;
 	int64		floor_time;
 	int64		floor_window;
+	List	   *kept;
+	ListCell   *lc;
 
 	if (!stream_state_floor(flow, &floor_time, &floor_window))
 		return ranges;
@@ -58,9 +64,38 @@ clip_to_floor(StreamFlow *flow, List *ranges, bool *whole)
 		r->start = floor_time;
 		r->unbounded = true;
 		*whole = false;
-		return list_make1(r);
+		ranges = list_make1(r);
+		for (int i = 0; i < sh->nwarm; i++)
+		{
+			WindowRange *w = palloc0(sizeof(WindowRange));
+
+			w->start = sh->warm[i].start;
+			w->end = sh->warm[i].end;
+			ranges = lappend(ranges, w);
+		}
+		return ranges;
 	}
-	return batch_clip_ranges(ranges, floor_time);
+	kept = batch_clip_ranges(ranges, floor_time);
+	foreach(lc, ranges)
+	{
+		WindowRange *r = lfirst(lc);
+
+		for (int i = 0; i < sh->nwarm; i++)
+		{
+			int64		start = r->from_beginning ? sh->warm[i].start : Max(r->start, sh->warm[i].start);
+			int64		end = r->unbounded ? sh->warm[i].end : Min(r->end, sh->warm[i].end);
+
+			if (start < end)
+			{
+				WindowRange *w = palloc0(sizeof(WindowRange));
+
+				w->start = start;
+				w->end = end;
+				kept = lappend(kept, w);
+			}
+		}
+	}
+	return kept;
 }
 
 /* Moves a local table of refilled groups into the state, and empties it. */
@@ -97,7 +132,8 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed, bool reg
 			}
 			has_floor = stream_state_floor(flow, &floor_time, &floor_window);
 		}
-		if (has_floor && group->time_lo <= group->time_hi && group->time_hi < floor_time)
+		if (has_floor && group->time_lo <= group->time_hi && group->time_hi < floor_time &&
+			!stream_evict_is_warm(flow->sh, false, group->time_lo, false))
 		{
 			skipped_lo = Min(skipped_lo, group->time_lo);
 			skipped_hi = Max(skipped_hi, group->time_hi);
@@ -314,6 +350,9 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
 static void
 refill_recomputed(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole)
 {
+	/* late rows' windows below the cold floor: kept warm from now on */
+	if (!whole)
+		stream_evict_warm_up(flow, ranges);
 	refill(flow, plan, ranges, whole, false);
 }
 

@@ -147,6 +147,7 @@ stream_state_reset(StreamFlow *flow)
 	sh->has_expiry = false;		/* expire_after may have changed */
 	sh->has_cold = false;		/* and state_keep */
 	sh->has_newest = false;
+	sh->nwarm = 0;
 	sh->touched = sh->touched_whole = false;
 	sh->stats.status = STREAM_STATUS_RECOVERING;
 	flow->backfill_checked = false; /* a reload may be a new backfill's */

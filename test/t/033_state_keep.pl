@@ -91,6 +91,18 @@ cmp_ok(psql(q{SELECT fallbacks FROM flowpg.flow_stats WHERE flow_name = 'per_min
 cmp_ok(psql(q{SELECT state_groups FROM flowpg.flow_stats WHERE flow_name = 'per_minute'}), '<=', 10000 * 7,
 	'and not into the state');
 
+# A window recomputed for a late row is kept warm: the next late rows to it
+# are applied to the state, not recomputed again.
+psql(q{INSERT INTO m VALUES (date_trunc('minute', now()) - interval '2 hours' + interval '10 seconds', 5, 0.25)});
+psql("SELECT flowpg.flush_flow('per_minute')") for 1 .. 2;
+my $warm_fallbacks = psql(q{SELECT fallbacks FROM flowpg.flow_stats WHERE flow_name = 'per_minute'});
+psql(q{INSERT INTO m VALUES (date_trunc('minute', now()) - interval '2 hours' + interval '20 seconds', 6, 0.5),
+                            (date_trunc('minute', now()) - interval '2 hours' + interval '30 seconds', 5, 0.75)});
+psql("SELECT flowpg.flush_flow('per_minute')") for 1 .. 2;
+is(psql(q{SELECT fallbacks FROM flowpg.flow_stats WHERE flow_name = 'per_minute'}), $warm_fallbacks,
+	'late rows to a warm window are applied, not recomputed');
+is(psql("SELECT flow_mismatches('per_minute')"), '0', 'and exact');
+
 # An idle worker says so in pg_stat_activity, not what it ran last.
 ok(FlowpgTest::poll_until($node, 'app', q{
 SELECT count(*) > 0 AND bool_and(query = 'flowpg: idle') FROM pg_stat_activity
