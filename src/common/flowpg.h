@@ -5,11 +5,11 @@
  *	  glossary of the structs named after a flow.  It declares nothing.
  *
  * Folders, each owning one part of the architecture:
- *	  frontend/   the SQL API (flow_api.c), GreptimeDB's statements and
- *				  dialect, starting pending flows, pause, explain_flow,
- *				  verify_flow
+ *	  frontend/   the SQL API (flow_api.c, flow_flush.c), GreptimeDB's
+ *				  statements and dialect, TimescaleDB's names, starting
+ *				  pending flows, pause, explain_flow, verify_flow
  *	  plan/		  a flow's query planned (planner.c), its time window,
- *				  pinned settings, EVAL INTERVAL ticks
+ *				  pinned settings, EVAL INTERVAL ticks, time_bucket
  *	  catalog/	  flowpg's tables (flow, pending_flow, flow_run, errors),
  *				  the heavyweight locks, DDL events, restores, sink tables,
  *				  visibility, progress
