@@ -143,38 +143,10 @@ apply_one(StreamFlow *flow, PendingBatch *pb, bool replay, bool is_row, int sign
 	 */
 	counted = stream_state_in_skips(pb->skips, wnull, w);
 	expired = sh->has_expiry && (wnull || w < sh->expiry_window);
-	if (!counted && !expired && flow->store != NULL && !wnull && sh->has_cold &&
-		w < sh->cold_window && !stream_evict_is_warm(sh, true, w, true) &&
-		!(sh->has_watermark && w < sh->watermark_window) &&
-		store_lookup(flow->store, false) == NULL)
-	{
-		/*
-		 * A late row's group, in a window the state no longer holds: the
-		 * group alone is recomputed from its window's rows after the
-		 * batches (regroup_stale), which sees this change, and stays in
-		 * the state until the cold floor moves on.  A replay of a batch
-		 * the recompute did not see goes into it then (below).
-		 */
-		int64		start;
-		int64		end;
-		bool		unbounded;
-
-		if (replay)
-			return;
-		window_bounds(flow->probe, time_lo, &start, &end, &unbounded);
-		if (unbounded || time_lo > time_hi)
-			fall_back(flow, false, time_lo, time_hi);
-		else
-		{
-			/* (the sink may hold it: upserted) */
-			stream_state_mark_stale(flow, start, end - 1)->flags |= STORED_IN_SINK;
-			flow->has_stale = true;
-		}
-		return;
-	}
 	if (counted || expired || flow->store == NULL ||
 		(sh->has_watermark && (wnull || w < sh->watermark_window)) ||
-		(sh->has_cold && wnull))
+		(sh->has_cold && (wnull || (w < sh->cold_window &&
+									!stream_evict_is_warm(sh, true, w, true)))))
 	{
 		if (replay)
 			return;				/* dealt with when the batch was applied */
@@ -547,15 +519,6 @@ apply_row_batch(StreamFlow *flow, PendingBatch *pb)
 	codec_reader_end(&reader);
 }
 
-static bool
-stale_and_cold(StoredGroup *group, void *arg)
-{
-	FlowShared *sh = arg;
-
-	return (group->flags & STORED_STALE) && !(group->flags & STORED_WNULL) &&
-		group->window < sh->cold_window && !stream_evict_is_warm(sh, true, group->window, false);
-}
-
 /*
  * The groups the batches left STORED_STALE: recomputed from the rows of
  * their times under the round's snapshot (stream_refill_groups), then the
@@ -593,9 +556,6 @@ regroup_stale(StreamFlow *flow)
 			fall_back(flow, (group->flags & STORED_WNULL) != 0 || flow->graph->window_key < 0,
 					  group->time_lo, group->time_hi);
 	}
-	/* a late row's group below the cold floor, not recomputed: its window is, it goes */
-	if (flow->sh->has_cold)
-		store_delete_where(flow->store, stale_and_cold, flow->sh);
 	flow->has_stale = false;
 }
 

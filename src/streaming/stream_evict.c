@@ -67,16 +67,8 @@ leaves(StoredGroup *group, void *arg)
 	/* a partial state holds no NULL window (the loads cannot read one) */
 	if (group->flags & STORED_WNULL)
 		return true;
-	if (group->window >= l->floor)
-		return false;
-	/*
-	 * The cold floor spares the warm windows, and the groups the sink does
-	 * not have yet (late rows' groups, recomputed alone): they go once
-	 * written, when the floor moves again.
-	 */
-	return l->spare == NULL ||
-		(!(group->flags & STORED_CHANGED) &&
-		 !stream_evict_is_warm(l->spare, true, group->window, false));
+	return group->window < l->floor &&
+		(l->spare == NULL || !stream_evict_is_warm(l->spare, true, group->window, false));
 }
 
 bool

@@ -132,9 +132,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed, bool reg
 			}
 			has_floor = stream_state_floor(flow, &floor_time, &floor_window);
 		}
-		/* (a regroup goes into its targets, below the floor too: late rows' groups) */
-		if (!regroup && has_floor && group->time_lo <= group->time_hi &&
-			group->time_hi < floor_time &&
+		if (has_floor && group->time_lo <= group->time_hi && group->time_hi < floor_time &&
 			!stream_evict_is_warm(flow->sh, false, group->time_lo, false))
 		{
 			skipped_lo = Min(skipped_lo, group->time_lo);
@@ -331,11 +329,7 @@ refill(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole, bool mark_cha
 	else if (state_whole)
 		store_clear(flow->store);
 	else
-	{
-		/* (and the late rows' groups below the floor: the recompute read them) */
-		store_delete_where(flow->store, drop_in_skips, stream_state_skips_for(flow, ranges, whole));
 		store_delete_where(flow->store, drop_in_skips, stream_state_skips_for(flow, state_ranges, false));
-	}
 
 	load_source_rows(flow, plan, state_ranges, state_whole, mark_changed, false);
 	if (flow->graph->nkeys == 0 && flow->store != NULL)
