@@ -37,13 +37,13 @@ PG_REGRESS="$PGXS_ROOT/src/test/regress/pg_regress"   # for the TAP files
 PG_PERL_LIB="$PGXS_ROOT/src/test/perl"
 
 # Time limits (seconds): per suite (per file for TAP), and for the whole run.
-# The suites take about 8.5 of them on an idle 2-core machine (with the
-# builds, make test about 9.5 minutes); the whole-run cap leaves room for a
-# slower machine rather than failing the last suite.
+# The suites take about 10 of them on an idle 2-core machine (with the
+# builds, make test about 11 minutes); the whole-run cap leaves room for a
+# slower machine rather than failing the last suite, within make test's 15.
 REGRESS_TIMEOUT=${FLOWPG_REGRESS_TIMEOUT:-240}
 ISOLATION_TIMEOUT=${FLOWPG_ISOLATION_TIMEOUT:-150}
 TAP_TIMEOUT=${FLOWPG_TAP_TIMEOUT:-120}
-TOTAL_BUDGET=${FLOWPG_TEST_BUDGET:-630}
+TOTAL_BUDGET=${FLOWPG_TEST_BUDGET:-780}
 
 ###############################################################################
 # Outer part: make the private copy and re-run this script inside it.

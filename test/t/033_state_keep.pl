@@ -1,7 +1,7 @@
 # flowpg: streaming state that stays small on its own.
 #
-# 10,000 devices, a year of history (a row per device and week), then
-# fifteen minutes of live rows (a row per device and minute), under the
+# 10,000 devices, a year of history (a row per device and month), then
+# ten minutes of live rows (a row per device and minute), under the
 # default flowpg.state_memory: per-minute rollups keep the state of the
 # windows that still change (flowpg.state_keep, 5 minutes), not the year;
 # nothing is given up for memory; late rows to windows that left the state
@@ -27,11 +27,11 @@ psql(q{
 CREATE EXTENSION flowpg;
 CREATE TABLE m (ts timestamptz NOT NULL, device int NOT NULL, v float8 NOT NULL);
 CREATE INDEX ON m (ts);
--- a year: a row per device and week, at a minute of its own
+-- a year: a row per device and month, at a minute of its own
 INSERT INTO m
-  SELECT date_trunc('minute', now()) - interval '20 minutes' - w * interval '1 week' - (d % 997) * interval '1 minute',
+  SELECT date_trunc('minute', now()) - interval '20 minutes' - w * interval '30 days' - (d % 997) * interval '1 minute',
          d, (d % 8) / 4.0
-    FROM generate_series(1, 52) w, generate_series(1, 10000) d;
+    FROM generate_series(1, 12) w, generate_series(1, 10000) d;
 SELECT flowpg.create_flow('per_minute', 'per_minute',
   $$SELECT device, date_trunc('minute', ts) AS minute, count(*) AS n, sum(v) AS total, max(v) AS hi
       FROM m GROUP BY 1, 2$$);
@@ -49,10 +49,10 @@ for my $f (@flows)
 is(psql(q{SELECT string_agg(mode, ',' ORDER BY flow_name) FROM flowpg.flows}), 'streaming,streaming,streaming',
 	'the three flows stream');
 
-# Fifteen minutes of live rows, a minute at a time.
-for my $i (1 .. 15)
+# Ten minutes of live rows, a minute at a time.
+for my $i (1 .. 10)
 {
-	psql(qq{INSERT INTO m SELECT date_trunc('minute', now()) - interval '16 minutes' + $i * interval '1 minute'
+	psql(qq{INSERT INTO m SELECT date_trunc('minute', now()) - interval '11 minutes' + $i * interval '1 minute'
 	                             + (d % 60) * interval '1 second', d, (d % 4) / 4.0
 	          FROM generate_series(1, 10000) d});
 	psql("SELECT flowpg.flush_flow('$_')") for @flows;
