@@ -332,6 +332,18 @@ having_aliases(Node *node, SelectStmt *stmt)
  * swaps them.  Unless first_value / last_value of that many arguments is
  * someone's aggregate: then it is theirs.
  */
+bool
+dialect_aggregate_visible(List *funcname, int nargs)
+{
+	FuncCandidateList candidates = FuncnameGetCandidates(funcname, nargs, NIL, false, false,
+														 false, true);
+
+	for (; candidates != NULL; candidates = candidates->next)
+		if (get_func_prokind(candidates->oid) == PROKIND_AGGREGATE)
+			return true;
+	return false;
+}
+
 static bool
 first_last_walker(Node *node, void *context)
 {
@@ -344,18 +356,13 @@ first_last_walker(Node *node, void *context)
 		FuncCall   *call = (FuncCall *) node;
 		bool		last = dialect_is_unqualified_call(call, "last_value");
 		const char *name = last ? "last_value" : "first_value";
-		FuncCandidateList candidates;
 		SortBy	   *sort;
 		bool		desc;
 
 		if ((last || dialect_is_unqualified_call(call, "first_value")) && call->over == NULL &&
 			list_length(call->args) == 1 && !call->agg_within_group && !call->func_variadic)
 		{
-			candidates = FuncnameGetCandidates(call->funcname, 1, NIL, false, false, false, true);
-			for (; candidates != NULL; candidates = candidates->next)
-				if (get_func_prokind(candidates->oid) == PROKIND_AGGREGATE)
-					break;
-			if (candidates == NULL)
+			if (!dialect_aggregate_visible(call->funcname, 1))
 			{
 				int			position = call->location >= 0 ?
 					pg_mbstrlen_with_len(query_text, call->location) + 1 : 0;

@@ -22,9 +22,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
-#include "catalog/pg_aggregate.h"
 #include "catalog/pg_collation.h"
-#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -38,19 +36,6 @@
 #include "dialect.h"
 #include "time_bucket.h"
 #include "timescale.h"
-
-/* Is there an aggregate of that name and number of arguments on the path? */
-static bool
-aggregate_visible(List *funcname, int nargs)
-{
-	FuncCandidateList candidates = FuncnameGetCandidates(funcname, nargs, NIL, false, false,
-														 false, true);
-
-	for (; candidates != NULL; candidates = candidates->next)
-		if (get_func_prokind(candidates->oid) == PROKIND_AGGREGATE)
-			return true;
-	return false;
-}
 
 static bool
 raw_walker(Node *node, void *context)
@@ -68,7 +53,7 @@ raw_walker(Node *node, void *context)
 		else if ((last || dialect_is_unqualified_call(call, "first")) &&
 				 list_length(call->args) == 2 && call->over == NULL && call->agg_order == NIL &&
 				 !call->agg_star && !call->agg_distinct && !call->agg_within_group &&
-				 !aggregate_visible(call->funcname, 2))
+				 !dialect_aggregate_visible(call->funcname, 2))
 			call->funcname = list_make2(makeString("flowpg"),
 										makeString(last ? "last_value_by" : "first_value_by"));
 	}

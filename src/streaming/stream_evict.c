@@ -316,6 +316,7 @@ stream_evict_aged(StreamFlow *flow)
 {
 	FlowShared *sh = flow->sh;
 	int64		to;
+	TimestampTz now;
 
 	if (flow->probe == NULL)
 		return;
@@ -331,11 +332,12 @@ stream_evict_aged(StreamFlow *flow)
 		raise_floor(flow, &sh->has_cold, &sh->cold_time, &sh->cold_window, to, true);
 
 	/* warm windows no late row came to for state_keep go cold again */
+	now = GetCurrentTimestamp();
 	for (int i = sh->nwarm - 1; i >= 0; i--)
 	{
 		WarmRange  *r = &sh->warm[i];
 
-		if (GetCurrentTimestamp() - r->touched < (int64) flowpg_state_keep_s * USECS_PER_SEC)
+		if (now - r->touched < (int64) flowpg_state_keep_s * USECS_PER_SEC)
 			continue;
 		if (flow->store)
 		{
