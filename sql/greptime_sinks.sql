@@ -197,7 +197,7 @@ SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW bad SINK TO tz_key
 SET TimeZone = 'UTC';
 \x on
 SELECT * FROM try($$SELECT flowpg.create_flow('bad', 'naive_key', 'SELECT count(*) AS n, date_trunc(''minute'', at) AS time_window FROM events_tz GROUP BY 2')$$);
-SELECT * FROM try($$SELECT flowpg.create_flow('bad', 'rounded_key', 'SELECT count(*) AS n, date_trunc(''minute'', ts) AS time_window FROM bytes_log GROUP BY 2')$$);
+SELECT * FROM try($$SELECT flowpg.create_flow('bad', 'rounded_key', 'SELECT count(*) AS n, date_trunc(''milliseconds'', ts) AS time_window FROM bytes_log GROUP BY 2')$$);
 SELECT * FROM try($$SELECT flowpg.create_flow('bad', 'bad_update_at', 'SELECT count(*) AS n, date_trunc(''minute'', ts) AS time_window FROM bytes_log GROUP BY 2')$$);
 \x off
 -- cast in the query: the group is the cast value, written as it is

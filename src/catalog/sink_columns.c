@@ -37,12 +37,14 @@
 #include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "sink_columns.h"
+#include "window.h"
 
 char *
 sink_qualified_relation_name(Oid relid)
@@ -186,6 +188,34 @@ key_collation_keeps_keys(Oid collation, Oid output_collation)
 }
 
 /*
+ * Is func the rounding of a timestamp to p fractional digits with p at
+ * least key_digits: then it changes no key (window_precision.c proves).
+ */
+static bool
+is_timestamp_rounding(FuncExpr *func, int key_digits)
+{
+	Node	   *digits;
+
+	if (func->funcid != F_TIMESTAMP_TIMESTAMP_INT4 &&
+		func->funcid != F_TIMESTAMPTZ_TIMESTAMPTZ_INT4)
+		return false;
+	digits = lsecond(func->args);
+	return IsA(digits, Const) && !((Const *) digits)->constisnull &&
+		DatumGetInt32(((Const *) digits)->constvalue) >= key_digits;
+}
+
+/* The fractional digits of a second the values of output i can have. */
+static int
+output_time_digits(FlowPlan *plan, int i)
+{
+	if (i == plan->window_output)
+		return window_time_digits(plan->window_expr);
+	if (plan->outputs[i].typmod >= 0 && plan->outputs[i].typmod < 6)
+		return plan->outputs[i].typmod;
+	return 6;
+}
+
+/*
  * Is the conversion of a key injective: can two different keys of the flow
  * never become one value of the sink column (then one sink row would hold
  * two groups)?  Proven, or false with *why saying what could merge:
@@ -197,14 +227,17 @@ key_collation_keeps_keys(Oid collation, Oid output_collation)
  *    timestamptz: they read TimeZone) when the flow's pinned TimeZone has a
  *    fixed offset (UTC): elsewhere the local times of a DST gap become one
  *    instant.
- * Length coercions (numeric -> numeric(10,2), text -> varchar(n): they
+ *  - a timestamp's rounding to p fractional digits (timestamp(p)) when
+ *    every key is a multiple of 10^(6-p) microseconds: key_digits, the
+ *    digits the keys can have (window_time_digits), is at most p.
+ * Other length coercions (numeric -> numeric(10,2), text -> varchar(n): they
  * round or trim), assignment-only casts (numeric -> integer, timestamptz
  * -> timestamp), implicit casts across families (bigint -> double
  * precision: 2^53 and 2^53 + 1 become one), I/O conversions and anything
  * else are not proven.
  */
 static bool
-coercion_is_injective(Node *expr, const char **why)
+coercion_is_injective(Node *expr, int key_digits, const char **why)
 {
 	while (!IsA(expr, CaseTestExpr))
 	{
@@ -234,9 +267,18 @@ coercion_is_injective(Node *expr, const char **why)
 			char		context;
 			char		volatility = func_volatile(func->funcid);
 
+			if (source == target && is_timestamp_rounding(func, key_digits))
+			{
+				expr = arg;
+				continue;
+			}
 			if (source == target)
 			{
-				*why = "the conversion to the column's typmod rounds or trims values";
+				*why = (target == TIMESTAMPOID || target == TIMESTAMPTZOID) ?
+					psprintf("the column rounds to fewer fractional digits of a second than the keys can have (%d); "
+							 "a window whose every value fits the column (date_trunc to its unit or coarser, a date_bin whose stride and origin are multiples of it) would be accepted",
+							 key_digits) :
+					"the conversion to the column's typmod rounds or trims values";
 				return false;
 			}
 			tuple = SearchSysCache2(CASTSOURCETARGET, ObjectIdGetDatum(source),
@@ -727,9 +769,10 @@ refuse_key_collation(FlowOutput *out, const char *relname, Oid collation)
  * index's columns, NULL for an index not made yet.
  */
 static void
-check_key_column(Oid sink_relid, FlowOutput *out, const char *relname, List *collation_name,
-				 const char *key_columns)
+check_key_column(Oid sink_relid, FlowPlan *plan, int output, const char *relname,
+				 List *collation_name, const char *key_columns)
 {
+	FlowOutput *out = &plan->outputs[output];
 	Oid			type;
 	int32		typmod;
 	Oid			collation;
@@ -743,7 +786,7 @@ check_key_column(Oid sink_relid, FlowOutput *out, const char *relname, List *col
 	if (!key_collation_keeps_keys(collation, out->collation))
 		refuse_key_collation(out, relname, collation);
 	coerce = assignment_coercion(out, type, typmod);
-	if (coerce && !coercion_is_injective(coerce, &why))
+	if (coerce && !coercion_is_injective(coerce, output_time_digits(plan, output), &why))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
@@ -789,7 +832,7 @@ check_projection_key(Oid sink_relid, FlowPlan *plan, const char *relname)
 	}
 	for (int i = 0; i < plan->noutputs; i++)
 		if (key.is_key[i])
-			check_key_column(sink_relid, &plan->outputs[i], relname, NIL, key.columns);
+			check_key_column(sink_relid, plan, i, relname, NIL, key.columns);
 }
 
 void
@@ -809,7 +852,7 @@ sink_check_index_columns(Oid sink_relid, FlowPlan *plan, List *index_params)
 		/* an expression or a column the flow does not write: never its key */
 		if (output < 0)
 			return;
-		check_key_column(sink_relid, &plan->outputs[output], relname, elem->collation, NULL);
+		check_key_column(sink_relid, plan, output, relname, elem->collation, NULL);
 	}
 }
 
@@ -858,7 +901,8 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 							 quote_identifier(out->name),
 							 format_type_extended(attr->atttypid, attr->atttypmod,
 												  FORMAT_TYPE_TYPEMOD_GIVEN))));
-		if (out->is_group_key && !coercion_is_injective(coerce, &why))
+		if (out->is_group_key &&
+			!coercion_is_injective(coerce, output_time_digits(plan, i), &why))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("group key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",

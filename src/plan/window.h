@@ -128,4 +128,11 @@ extern bool window_ordinal_minus_seconds(Oid argtype, int64 x, int64 seconds, in
  */
 extern int64 window_expiry_cutoff(WindowProbe *probe, Interval *expire_after);
 
+/*
+ * The fractional digits of a second every value of a timestamp window
+ * expression is known to fit in (0 to 6): a timestamp(p) with p at least
+ * that keeps every window as it is (window_precision.c).
+ */
+extern int	window_time_digits(Expr *expr);
+
 #endif							/* FLOWPG_WINDOW_H */
