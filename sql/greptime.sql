@@ -335,6 +335,14 @@ SELECT * FROM flowpg.execute($$CREATE FLOW w_bad SINK TO w_bad_out WITH (defer_o
 SELECT * FROM flowpg.execute($$CREATE FLOW w_bad SINK TO w_bad_out WITH (flow_type = 'streaming') AS SELECT count(*) AS n FROM metric_src$$);
 SELECT * FROM flowpg.execute($$CREATE FLOW w_bad SINK TO w_bad_out WITH (mode = 'fast') AS SELECT count(*) AS n FROM metric_src$$);
 SELECT * FROM flowpg.execute($$CREATE FLOW w_bad SINK TO w_bad_out WITH (mode = 'batching', mode = 'streaming') AS SELECT count(*) AS n FROM metric_src$$);
+-- experimental_enable_incremental_read needs append-only sources, as in
+-- GreptimeDB: a table with a primary key (or a unique index) replaces rows
+CREATE TABLE keyed_src (host TEXT PRIMARY KEY, v DOUBLE PRECISION, ts TIMESTAMPTZ NOT NULL);
+SELECT * FROM flowpg.execute($$CREATE FLOW w_bad SINK TO w_bad_out WITH (experimental_enable_incremental_read = 'true') AS SELECT count(*) AS n FROM keyed_src$$);
+SELECT count(*) AS left_behind FROM pg_class WHERE relname = 'w_bad_out';
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW w_keyed SINK TO w_keyed_out WITH (experimental_enable_incremental_read = 'false') AS SELECT count(*) AS n FROM keyed_src$$);
+SELECT flowpg.drop_flow('w_keyed');
+DROP TABLE keyed_src, w_keyed_out;
 
 ---------------------------------------------------------------------------
 -- Syntax errors point into the statement and say what was expected

@@ -14,6 +14,8 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
@@ -31,6 +33,8 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 #include "utils/wait_event.h"
@@ -232,6 +236,44 @@ check_capture_privilege(List *source_relids)
  * The flow is only as fresh as its worker: say so when none could be
  * started (every background worker slot in use).  The launcher keeps trying.
  */
+/*
+ * GreptimeDB reads a source incrementally only when it is append-only; a
+ * table with a primary key or unique index is its kind that keeps one row
+ * per key (rows are replaced), which it refuses the option on.
+ */
+static void
+check_append_only_sources(List *source_relids)
+{
+	ListCell   *lc;
+
+	foreach(lc, source_relids)
+	{
+		Relation	rel = table_open(lfirst_oid(lc), AccessShareLock);
+		List	   *indexes = RelationGetIndexList(rel);
+		ListCell   *ic;
+
+		foreach(ic, indexes)
+		{
+			HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(ic)));
+			bool		unique;
+
+			if (!HeapTupleIsValid(tuple))
+				elog(ERROR, "cache lookup failed for index %u", lfirst_oid(ic));
+			unique = ((Form_pg_index) GETSTRUCT(tuple))->indisunique;
+			ReleaseSysCache(tuple);
+			if (unique)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("flow option experimental_enable_incremental_read requires append-only source tables, but source table \"%s\" is not append-only",
+								RelationGetRelationName(rel)),
+						 errdetail("Its unique index %s keeps one row per key, as a GreptimeDB table with a primary key does.",
+								   get_rel_name(lfirst_oid(ic))),
+						 errhint("Remove the option (flowpg reads changes incrementally without it), or drop the table's primary key and unique indexes.")));
+		}
+		table_close(rel, AccessShareLock);
+	}
+}
+
 static void
 warn_if_no_worker(void)
 {
@@ -390,6 +432,8 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	plan = flow_plan_query_text(def->query_text, FLOW_WINDOW_FIND, def->source,
 								def->vet_objects ? flow_name : NULL);
 	check_capture_privilege(plan->source_relids);
+	if (def->append_only_sources)
+		check_append_only_sources(plan->source_relids);
 	/* writers cannot apply the owner's policies to their rows: recompute */
 	if (plan->streaming_refusal == NULL && flow_plan_uses_row_security(plan))
 		plan->streaming_refusal = "row-level security policies filter a source table for the flow's owner";

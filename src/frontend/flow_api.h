@@ -38,6 +38,8 @@ typedef struct FlowDefinition
 	bool		vet_objects;	/* a pending flow starting: trust.c's rule applies */
 	/* GreptimeDB's matching of an existing sink's columns, by position where names differ */
 	bool		match_by_position;
+	/* GreptimeDB's experimental_enable_incremental_read: append-only sources */
+	bool		append_only_sources;
 } FlowDefinition;
 
 typedef enum FlowCreated

@@ -271,6 +271,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	def.vet_objects = starting_pending;
 	/* GreptimeDB matches an existing sink's columns by position where names differ */
 	def.match_by_position = true;
+	def.append_only_sources = s->incremental_read;
 	(void) flow_create(&def, &outcome);
 	if (rsinfo)
 		put_row(rsinfo, s->flow_name,

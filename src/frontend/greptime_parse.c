@@ -581,7 +581,7 @@ parse_with(Parser *p, FlowStatement *s)
 		if (strcmp(key, "defer_on_missing_source") == 0)
 			s->defer_on_missing_source = option_bool(p, key, value, value_token);
 		else if (strcmp(key, "experimental_enable_incremental_read") == 0)
-			(void) option_bool(p, key, value, value_token); /* recorded, no effect */
+			s->incremental_read = option_bool(p, key, value, value_token);
 		else if (strcmp(key, "backfill") == 0)
 			s->backfill = option_bool(p, key, value, value_token);
 		else if (strcmp(key, "mode") == 0)

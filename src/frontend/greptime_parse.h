@@ -72,6 +72,7 @@ typedef struct FlowStatement
 	char	   *pattern;		/* LIKE */
 	/* WITH */
 	bool		defer_on_missing_source;
+	bool		incremental_read;	/* experimental_enable_incremental_read */
 	char	   *mode;
 	bool		backfill;
 	char	   *with_json;		/* the options as given, for flow_definition */
