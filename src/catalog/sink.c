@@ -93,15 +93,17 @@ create_sink(RangeVar *rv, FlowPlan *plan)
 	{
 		FlowOutput *out = &plan->outputs[i];
 
-		appendStringInfo(&sql, "%s %s", quote_identifier(out->name),
+		appendStringInfo(&sql, "%s%s %s", i > 0 ? ", " : "", quote_identifier(out->name),
 						 format_type_extended(out->type, out->typmod,
 											  FORMAT_TYPE_TYPEMOD_GIVEN |
 											  FORMAT_TYPE_FORCE_QUALIFY));
 		if (OidIsValid(out->collation) && out->collation != get_typcollation(out->type))
 			appendStringInfo(&sql, " COLLATE %s", generate_collation_name(out->collation));
-		appendStringInfoString(&sql, ", ");
 	}
-	appendStringInfoString(&sql, "update_at timestamp with time zone NOT NULL DEFAULT pg_catalog.now())");
+	/* the time of each write, unless the flow writes a column of that name */
+	if (!sink_is_output(plan, "update_at"))
+		appendStringInfoString(&sql, ", update_at timestamp with time zone NOT NULL DEFAULT pg_catalog.now()");
+	appendStringInfoChar(&sql, ')');
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	run_sql(sql.data, 0, NULL, NULL, SPI_OK_UTILITY);
@@ -506,7 +508,7 @@ locked_sink_name(Oid sink_relid)
 static void
 filled_columns(Oid sink_relid, FlowPlan *plan, StringInfo columns, StringInfo values)
 {
-	if (get_attnum(sink_relid, "update_at") != InvalidAttrNumber)
+	if (sink_fills_update_at(sink_relid, plan))
 	{
 		appendStringInfoString(columns, ", update_at");
 		appendStringInfoString(values, ", pg_catalog.now()");
@@ -568,7 +570,7 @@ static void
 append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan, const char *conflict,
 					 bool *keys)
 {
-	bool		has_update_at = get_attnum(sink_relid, "update_at") != InvalidAttrNumber;
+	bool		has_update_at = sink_fills_update_at(sink_relid, plan);
 	StringInfoData old_values;
 	StringInfoData new_values;
 	bool		first;

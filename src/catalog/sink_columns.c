@@ -9,8 +9,8 @@
  * column where INSERT would convert it (an assignment cast), and every
  * write converts it so -- the streaming writes in C (sink_target), the
  * batching refresh's INSERT ... SELECT by itself -- but a key only by a
- * cast that cannot merge two keys (coercion_is_injective), and only under
- * a collation that keeps the flow's keys apart (key_collation_keeps_keys).
+ * cast that cannot merge two keys, and only under a collation that keeps
+ * the flow's keys apart (the rules are sink_keys.c's).
  *
  * The keys a flow writes by: a flow with aggregates needs a unique index
  * on its group key columns, not deferrable (has_group_key_index); a flow
@@ -26,25 +26,20 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_cast.h"
 #include "catalog/pg_index.h"
-#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
-#include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "sink_columns.h"
-#include "window.h"
 
 char *
 sink_qualified_relation_name(Oid relid)
@@ -60,6 +55,25 @@ sink_is_output(FlowPlan *plan, const char *name)
 		if (strcmp(plan->outputs[i].name, name) == 0)
 			return true;
 	return false;
+}
+
+bool
+sink_fills_update_at(Oid sink_relid, FlowPlan *plan)
+{
+	return get_attnum(sink_relid, "update_at") != InvalidAttrNumber &&
+		!sink_is_output(plan, "update_at");
+}
+
+/* The outputs' names, quoted and comma-separated, for messages. */
+static char *
+output_names_text(FlowPlan *plan)
+{
+	StringInfoData names;
+
+	initStringInfo(&names);
+	for (int i = 0; i < plan->noutputs; i++)
+		appendStringInfo(&names, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	return names.data;
 }
 
 static int
@@ -115,213 +129,6 @@ sink_has_group_keys(FlowPlan *plan)
 	return false;
 }
 
-/*
- * Assignment casts.  An output whose type differs from its sink column's
- * is converted as INSERT converts it: the parser's coercion of the output
- * to the column's type, typmod and domain in the assignment context
- * (coerce_to_target_type with COERCION_ASSIGNMENT), NULL when PostgreSQL
- * has no such cast, the input itself when nothing needs converting.  The
- * input is a CaseTestExpr standing for the output's value: the streaming
- * writes evaluate it over values in hand (sink_convert_*), the batching
- * refresh's INSERT ... SELECT applies the same coercion itself.
- */
-static Node *
-assignment_coercion(FlowOutput *out, Oid type, int32 typmod)
-{
-	CaseTestExpr *input = makeNode(CaseTestExpr);
-
-	input->typeId = out->type;
-	input->typeMod = out->typmod;
-	input->collation = out->collation;
-	return coerce_to_target_type(NULL, (Node *) input, out->type, type, typmod,
-								 COERCION_ASSIGNMENT, COERCE_IMPLICIT_CAST, -1);
-}
-
-/* Does the flow's pinned TimeZone (the one in force) keep one UTC offset at all times? */
-static bool
-timezone_has_fixed_offset(void)
-{
-	long		gmtoff;
-
-	return session_timezone != NULL && pg_get_timezone_offset(session_timezone, &gmtoff);
-}
-
-/*
- * The implicit casts known to keep different values apart: widening within
- * integers, integers into numeric, real into double precision, and a date
- * or a timestamp into a finer time.  (Sharing a btree operator family is
- * not enough: text -> name is implicit, in text's family, and cuts values
- * at 63 bytes.)
- */
-static const struct
-{
-	Oid			source;
-	Oid			target;
-}			injective_casts[] =
-{
-	{INT2OID, INT4OID}, {INT2OID, INT8OID}, {INT4OID, INT8OID},
-	{INT2OID, NUMERICOID}, {INT4OID, NUMERICOID}, {INT8OID, NUMERICOID},
-	{FLOAT4OID, FLOAT8OID},
-	{DATEOID, TIMESTAMPOID}, {DATEOID, TIMESTAMPTZOID}, {TIMESTAMPOID, TIMESTAMPTZOID},
-};
-
-static bool
-cast_known_injective(Oid source, Oid target)
-{
-	for (int i = 0; i < lengthof(injective_casts); i++)
-		if (injective_casts[i].source == source && injective_casts[i].target == target)
-			return true;
-	return false;
-}
-
-/*
- * A key's collation in the sink (its column's, or a unique index's) keeps
- * the flow's keys apart when it is the output's own or deterministic (equal
- * only when the bytes are): a case-insensitive collation would make 'A' and
- * 'a' one key.
- */
-static bool
-key_collation_keeps_keys(Oid collation, Oid output_collation)
-{
-	return !OidIsValid(collation) || collation == output_collation ||
-		get_collation_isdeterministic(collation);
-}
-
-/*
- * Is func the rounding of a timestamp to p fractional digits with p at
- * least key_digits: then it changes no key (window_precision.c proves).
- */
-static bool
-is_timestamp_rounding(FuncExpr *func, int key_digits)
-{
-	Node	   *digits;
-
-	if (func->funcid != F_TIMESTAMP_TIMESTAMP_INT4 &&
-		func->funcid != F_TIMESTAMPTZ_TIMESTAMPTZ_INT4)
-		return false;
-	digits = lsecond(func->args);
-	return IsA(digits, Const) && !((Const *) digits)->constisnull &&
-		DatumGetInt32(((Const *) digits)->constvalue) >= key_digits;
-}
-
-/* The fractional digits of a second the values of output i can have. */
-static int
-output_time_digits(FlowPlan *plan, int i)
-{
-	if (i == plan->window_output)
-		return window_time_digits(plan->window_expr);
-	if (plan->outputs[i].typmod >= 0 && plan->outputs[i].typmod < 6)
-		return plan->outputs[i].typmod;
-	return 6;
-}
-
-/*
- * Is the conversion of a key injective: can two different keys of the flow
- * never become one value of the sink column (then one sink row would hold
- * two groups)?  Proven, or false with *why saying what could merge:
- *  - nothing converted, a domain check, or a binary-coercible relabelling
- *    between types whose equality is the same operator;
- *  - an implicit cast of injective_casts by an immutable function (int ->
- *    bigint, date -> timestamp, real -> double precision);
- *  - the same for a stable implicit cast (timestamp -> timestamptz, date ->
- *    timestamptz: they read TimeZone) when the flow's pinned TimeZone has a
- *    fixed offset (UTC): elsewhere the local times of a DST gap become one
- *    instant.
- *  - a timestamp's rounding to p fractional digits (timestamp(p)) when
- *    every key is a multiple of 10^(6-p) microseconds: key_digits, the
- *    digits the keys can have (window_time_digits), is at most p.
- * Other length coercions (numeric -> numeric(10,2), text -> varchar(n): they
- * round or trim), assignment-only casts (numeric -> integer, timestamptz
- * -> timestamp), implicit casts across families (bigint -> double
- * precision: 2^53 and 2^53 + 1 become one), I/O conversions and anything
- * else are not proven.
- */
-static bool
-coercion_is_injective(Node *expr, int key_digits, const char **why)
-{
-	while (!IsA(expr, CaseTestExpr))
-	{
-		if (IsA(expr, CoerceToDomain))
-			expr = (Node *) ((CoerceToDomain *) expr)->arg;
-		else if (IsA(expr, RelabelType))
-		{
-			Node	   *arg = (Node *) ((RelabelType *) expr)->arg;
-			TypeCacheEntry *from = lookup_type_cache(exprType(arg), TYPECACHE_EQ_OPR);
-			TypeCacheEntry *to = lookup_type_cache(((RelabelType *) expr)->resulttype,
-												   TYPECACHE_EQ_OPR);
-
-			if (from->eq_opr != to->eq_opr)
-			{
-				*why = "the two types compare values by different equality operators";
-				return false;
-			}
-			expr = arg;
-		}
-		else if (IsA(expr, FuncExpr) && ((FuncExpr *) expr)->args != NIL)
-		{
-			FuncExpr   *func = (FuncExpr *) expr;
-			Node	   *arg = linitial(func->args);
-			Oid			source = exprType(arg);
-			Oid			target = func->funcresulttype;
-			HeapTuple	tuple;
-			char		context;
-			char		volatility = func_volatile(func->funcid);
-
-			if (source == target && is_timestamp_rounding(func, key_digits))
-			{
-				expr = arg;
-				continue;
-			}
-			if (source == target)
-			{
-				*why = (target == TIMESTAMPOID || target == TIMESTAMPTZOID) ?
-					psprintf("the column rounds to fewer fractional digits of a second than the keys can have (%d); "
-							 "a window whose every value fits the column (date_trunc to its unit or coarser, a date_bin whose stride and origin are multiples of it) would be accepted",
-							 key_digits) :
-					"the conversion to the column's typmod rounds or trims values";
-				return false;
-			}
-			tuple = SearchSysCache2(CASTSOURCETARGET, ObjectIdGetDatum(source),
-									ObjectIdGetDatum(target));
-			if (!HeapTupleIsValid(tuple))
-			{
-				*why = "the conversion is not a cast of the catalog";
-				return false;
-			}
-			context = ((Form_pg_cast) GETSTRUCT(tuple))->castcontext;
-			ReleaseSysCache(tuple);
-			if (context != COERCION_CODE_IMPLICIT)
-			{
-				*why = "the cast is an assignment cast, which may round, truncate or shift values";
-				return false;
-			}
-			if (!cast_known_injective(source, target))
-			{
-				*why = "flowpg cannot show that the cast keeps different values apart (it may trim or round them)";
-				return false;
-			}
-			if (volatility == PROVOLATILE_STABLE && !timezone_has_fixed_offset())
-			{
-				*why = "the cast depends on the flow's TimeZone, which has daylight saving or other offset changes: the local times of a gap become one instant";
-				return false;
-			}
-			if (volatility == PROVOLATILE_VOLATILE)
-			{
-				*why = "the cast is volatile";
-				return false;
-			}
-			expr = arg;
-		}
-		else
-		{
-			*why = IsA(expr, CoerceViaIO) ? "the cast converts through the types' text, which may map different values to one" :
-				"flowpg cannot show that the conversion keeps different values apart";
-			return false;
-		}
-	}
-	return true;
-}
-
 SinkTarget *
 sink_target(Oid sink_relid, FlowPlan *plan)
 {
@@ -344,7 +151,7 @@ sink_target(Oid sink_relid, FlowPlan *plan)
 							get_rel_name(sink_relid), out->name)));
 		get_atttypetypmodcoll(sink_relid, attnum, &target->types[c], &target->typmods[c],
 							  &collation);
-		coerce = assignment_coercion(out, target->types[c], target->typmods[c]);
+		coerce = sink_assignment_coercion(out, target->types[c], target->typmods[c]);
 		if (coerce == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -400,7 +207,7 @@ sink_convert_value(Oid sink_relid, FlowPlan *plan, int output, Datum value, Oid 
 
 /*
  * Does each column of the index compare the flow's keys under a collation
- * that keeps them apart (key_collation_keeps_keys)?
+ * that keeps them apart (sink_key_collation_keeps_keys)?
  */
 static bool
 index_collations_keep_keys(HeapTuple index_tuple, Relation rel, FlowPlan *plan)
@@ -421,7 +228,7 @@ index_collations_keep_keys(HeapTuple index_tuple, Relation rel, FlowPlan *plan)
 			continue;
 		output = output_index(plan, NameStr(TupleDescAttr(RelationGetDescr(rel), attno - 1)->attname));
 		if (output >= 0 &&
-			!key_collation_keeps_keys(collations->values[i], plan->outputs[output].collation))
+			!sink_key_collation_keeps_keys(collations->values[i], plan->outputs[output].collation))
 			return false;
 	}
 	return true;
@@ -683,8 +490,7 @@ sink_match_by_position(Oid sink_relid, FlowPlan *plan)
 
 	initStringInfo(&outs);
 	initStringInfo(&cols);
-	for (i = 0; i < plan->noutputs; i++)
-		appendStringInfo(&outs, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
+	appendStringInfoString(&outs, output_names_text(plan));
 	foreach(lc, columns)
 		appendStringInfo(&cols, "%s%s", foreach_current_index(lc) ? ", " : "",
 						 quote_identifier(NameStr(((Form_pg_attribute) lfirst(lc))->attname)));
@@ -722,7 +528,7 @@ sink_match_by_position(Oid sink_relid, FlowPlan *plan)
 							   outs.data, cols.data, i + 1,
 							   attr ? "another output names" : "the sink does not have"),
 					 errhint("Name the output after its sink column (AS name).")));
-		if (assignment_coercion(&plan->outputs[i], attr->atttypid, attr->atttypmod) == NULL)
+		if (sink_assignment_coercion(&plan->outputs[i], attr->atttypid, attr->atttypmod) == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("output column \"%s\" of the flow, matched by position to column \"%s\" of sink table \"%s\", has type %s, but the column has type %s",
@@ -783,10 +589,10 @@ check_key_column(Oid sink_relid, FlowPlan *plan, int output, const char *relname
 						  &collation);
 	if (collation_name)
 		collation = get_collation_oid(collation_name, false);
-	if (!key_collation_keeps_keys(collation, out->collation))
+	if (!sink_key_collation_keeps_keys(collation, out->collation))
 		refuse_key_collation(out, relname, collation);
-	coerce = assignment_coercion(out, type, typmod);
-	if (coerce && !coercion_is_injective(coerce, output_time_digits(plan, output), &why))
+	coerce = sink_assignment_coercion(out, type, typmod);
+	if (coerce && !sink_key_conversion_keeps_keys(coerce, plan, output, &why))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
@@ -886,7 +692,7 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 					 errdetail("The flow outputs column \"%s\" of type %s.",
 							   out->name, format_type_be(out->type)),
 					 errhint("Add the column to the sink table, or name the output after an existing column.")));
-		coerce = assignment_coercion(out, attr->atttypid, attr->atttypmod);
+		coerce = sink_assignment_coercion(out, attr->atttypid, attr->atttypmod);
 		if (coerce == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -902,7 +708,7 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 							 format_type_extended(attr->atttypid, attr->atttypmod,
 												  FORMAT_TYPE_TYPEMOD_GIVEN))));
 		if (out->is_group_key &&
-			!coercion_is_injective(coerce, output_time_digits(plan, i), &why))
+			!sink_key_conversion_keeps_keys(coerce, plan, i, &why))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("group key column \"%s\" of sink table \"%s\" has type %s, but the flow outputs %s",
@@ -921,7 +727,7 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 					 errdetail("flowpg writes a column's values in one array of the column's type."),
 					 errhint("Give the column the type the flow outputs (%s).", format_type_be(out->type))));
 		if (out->is_group_key &&
-			!key_collation_keeps_keys(attr->attcollation, out->collation))
+			!sink_key_collation_keeps_keys(attr->attcollation, out->collation))
 			refuse_key_collation(out, relname, attr->attcollation);
 		if (out->is_group_key)
 		{
@@ -936,7 +742,8 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 
 		if (attr->attisdropped)
 			continue;
-		if (strcmp(NameStr(attr->attname), "update_at") == 0)
+		if (strcmp(NameStr(attr->attname), "update_at") == 0 &&
+			!sink_is_output(plan, "update_at"))
 		{
 			Oid			written = TIMESTAMPTZOID;
 
@@ -987,4 +794,31 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 	}
 	table_close(rel, AccessShareLock);
 	check_projection_key(sink_relid, plan, relname);
+}
+
+void
+sink_check_every_column_written(Oid sink_relid, FlowPlan *plan)
+{
+	Relation	rel = table_open(sink_relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, a);
+		const char *name = NameStr(attr->attname);
+
+		if (attr->attisdropped || attr->atthasdef || attr->attidentity || attr->attgenerated ||
+			sink_is_output(plan, name) || strcmp(name, "update_at") == 0 ||
+			strcmp(name, SINK_TS_PLACEHOLDER) == 0)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("column \"%s\" of sink table \"%s\" has no default, and the flow does not write it",
+						name, RelationGetRelationName(rel)),
+				 errdetail("The flow outputs (%s). GreptimeDB refuses a sink column that its flow does not fill.",
+						   output_names_text(plan)),
+				 errhint("Add the column to the flow's query, give it a default (ALTER TABLE %s ALTER COLUMN %s SET DEFAULT ...), or drop it.",
+						 sink_qualified_relation_name(sink_relid), quote_identifier(name))));
+	}
+	table_close(rel, AccessShareLock);
 }

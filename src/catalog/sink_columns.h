@@ -30,6 +30,13 @@ extern char *sink_match_by_position(Oid sink_relid, FlowPlan *plan);
 extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 
 /*
+ * GreptimeDB's rule (flowpg.execute): every column of an existing sink is
+ * written by the flow, filled by flowpg (update_at, __ts_placeholder) or
+ * has a default.
+ */
+extern void sink_check_every_column_written(Oid sink_relid, FlowPlan *plan);
+
+/*
  * Refuses a unique index about to be made on a projection's sink (its
  * IndexElems) when it could become the flow's key and merge keys.
  */
@@ -83,11 +90,24 @@ extern void sink_target_free(SinkTarget *target);
 /* Output c's value as the sink column holds it (in the current memory context). */
 extern Datum sink_target_convert(SinkTarget *target, int c, Datum value, bool *isnull);
 
+/* sink_keys.c: output's value converted as INSERT converts it into (type, typmod); NULL: no cast */
+extern Node *sink_assignment_coercion(FlowOutput *out, Oid type, int32 typmod);
+
+/* sink_keys.c: can the conversion of key output "output" never make two keys one? */
+extern bool sink_key_conversion_keeps_keys(Node *coerce, FlowPlan *plan, int output,
+										   const char **why);
+
+/* sink_keys.c: does a column under collation keep the output's keys apart? */
+extern bool sink_key_collation_keeps_keys(Oid collation, Oid output_collation);
+
 /* A relation's schema-qualified, quoted name. */
 extern char *sink_qualified_relation_name(Oid relid);
 
 /* Is name one of the flow's outputs? */
 extern bool sink_is_output(FlowPlan *plan, const char *name);
+
+/* Does flowpg fill the sink's update_at: it has one that no output writes. */
+extern bool sink_fills_update_at(Oid sink_relid, FlowPlan *plan);
 
 /* Has the flow group keys? */
 extern bool sink_has_group_keys(FlowPlan *plan);

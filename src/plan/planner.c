@@ -160,12 +160,6 @@ plan_outputs(FlowPlan *plan)
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 					 errmsg("output column %d of the flow's query has no name", tle->resno),
 					 errhint("Name it with AS, for example \"... AS total\".")));
-		if (strcmp(tle->resname, "update_at") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_COLUMN),
-					 errmsg("output column name \"update_at\" is reserved"),
-					 errdetail("The sink table's update_at column records when flowpg wrote each row."),
-					 errhint("Rename the output column with AS.")));
 		for (int i = 0; i < n; i++)
 			if (strcmp(plan->outputs[i].name, tle->resname) == 0)
 				ereport(ERROR,
