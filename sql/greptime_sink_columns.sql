@@ -97,6 +97,92 @@ SELECT flowpg.create_flow('extra_flow2', 'extra_col2', $$SELECT date_bin('1 minu
 SELECT flowpg.flush_flow('extra_flow2') >= 0 AS flushed;
 SELECT * FROM extra_col2 ORDER BY time_window;
 
+-- 3. Several flows into one sink (GreptimeDB's merge_mode =
+-- 'last_non_null'): each upserts its own columns on the shared key.  A
+-- group that goes away leaves its columns NULL; a row goes when no flow's
+-- values are left in it.  Checked per flow: its key and value columns of
+-- the rows where they are not all NULL equal its query's.
+CREATE FUNCTION shared_mismatches(flow text, keys text, vals text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	f record;
+	n bigint;
+BEGIN
+	SELECT sink_table, query INTO STRICT f FROM flowpg.flows WHERE flow_name = flow;
+	EXECUTE format('SELECT (SELECT count(*) FROM (SELECT %1$s, %4$s FROM %2$s WHERE NOT ROW(%4$s) IS NULL
+	                 EXCEPT ALL SELECT %1$s, %4$s FROM (%3$s) q WHERE NOT ROW(%4$s) IS NULL) d)
+	              + (SELECT count(*) FROM (SELECT %1$s, %4$s FROM (%3$s) q WHERE NOT ROW(%4$s) IS NULL
+	                 EXCEPT ALL SELECT %1$s, %4$s FROM %2$s WHERE NOT ROW(%4$s) IS NULL) d)',
+	               keys, f.sink_table, f.query, vals) INTO n;
+	RETURN n;
+END $$;
+
+CREATE TABLE readings (device TEXT NOT NULL, v INT, ts timestamp(3) NOT NULL);
+CREATE TABLE per_device (
+    device TEXT NOT NULL,
+    time_window timestamp(3) NOT NULL,
+    total BIGINT,
+    hi INT,
+    n BIGINT,
+    update_at timestamptz,
+    PRIMARY KEY (device, time_window)
+);
+INSERT INTO readings VALUES ('a', 1, '2024-01-01 00:00:10'), ('a', 2, '2024-01-01 00:00:20'),
+                            ('b', 5, '2024-01-01 00:01:10');
+-- a streaming flow writes total and hi
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW dev_sum SINK TO per_device WITH (merge_mode = 'last_non_null') AS
+SELECT device, date_bin(INTERVAL '1 minute', ts) AS time_window, sum(v) AS total, max(v) AS hi
+FROM readings GROUP BY device, time_window
+$$);
+-- a batching flow writes n, on the same key
+SELECT flow_name, result FROM flowpg.execute($$
+CREATE FLOW dev_count SINK TO per_device EVAL INTERVAL '1 minute' AS
+SELECT device, date_bin(INTERVAL '1 minute', ts) AS time_window, count(v) AS n
+FROM readings WHERE v < 100 GROUP BY device, time_window
+$$);
+SELECT flow_name, mode FROM flowpg.flows WHERE flow_name LIKE 'dev\_%' ORDER BY flow_name;
+SELECT flowpg.flush_flow('dev_sum') >= 0 AS s, flowpg.flush_flow('dev_count') >= 0 AS c;
+SELECT device, time_window, total, hi, n FROM per_device ORDER BY 1, 2;
+-- rows only one flow has (v >= 100 is not counted), updates, deletes
+INSERT INTO readings VALUES ('c', 500, '2024-01-01 00:02:00'), ('a', 3, '2024-01-01 00:00:30');
+UPDATE readings SET v = 7 WHERE device = 'b';
+SELECT flowpg.flush_flow('dev_sum') >= 0 AS s, flowpg.flush_flow('dev_count') >= 0 AS c;
+SELECT device, time_window, total, hi, n FROM per_device ORDER BY 1, 2;
+SELECT shared_mismatches('dev_sum', 'device, time_window', 'total, hi') AS sum_mismatches, shared_mismatches('dev_count', 'device, time_window', 'n') AS count_mismatches,
+       flowpg.verify_flow('dev_sum') AS sum_verified, flowpg.verify_flow('dev_count') AS count_verified;
+-- c's only reading goes: its row goes (no flow has values in it); a's
+-- readings become uncounted: n goes NULL, total and hi stay
+DELETE FROM readings WHERE device = 'c';
+UPDATE readings SET v = v + 1000 WHERE device = 'a';
+SELECT flowpg.flush_flow('dev_sum') >= 0 AS s, flowpg.flush_flow('dev_count') >= 0 AS c;
+SELECT device, time_window, total, hi, n FROM per_device ORDER BY 1, 2;
+SELECT shared_mismatches('dev_sum', 'device, time_window', 'total, hi') AS sum_mismatches, shared_mismatches('dev_count', 'device, time_window', 'n') AS count_mismatches,
+       flowpg.verify_flow('dev_sum') AS sum_verified, flowpg.verify_flow('dev_count') AS count_verified;
+-- a TRUNCATE of the shared sink recomputes both flows
+TRUNCATE per_device;
+SELECT flowpg.flush_flow('dev_sum') >= 0 AS s, flowpg.flush_flow('dev_count') >= 0 AS c;
+SELECT device, time_window, total, hi, n FROM per_device ORDER BY 1, 2;
+SELECT shared_mismatches('dev_sum', 'device, time_window', 'total, hi') + shared_mismatches('dev_count', 'device, time_window', 'n') AS mismatches;
+-- explain_flow shows the batching flow's three statements
+SELECT count(*) FILTER (WHERE line LIKE '%Then, the sink being shared: DELETE%') AS cleanup_lines
+  FROM flowpg.explain_flow('dev_count') line;
+
+-- refused: two flows writing one column (GreptimeDB's flow_last_non_null
+-- writes update_at from both of its flows), other keys, a projection
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW dev_hi SINK TO per_device AS SELECT device, date_bin(INTERVAL ''1 minute'', ts) AS time_window, max(v) AS hi FROM readings GROUP BY device, time_window')$$);
+ALTER TABLE per_device ADD COLUMN n2 BIGINT, ADD COLUMN v2 INT;
+SELECT * FROM try($$SELECT flowpg.create_flow('dev_other_key', 'per_device', 'SELECT device, count(*) AS n2 FROM readings GROUP BY device')$$);
+SELECT * FROM try($$SELECT flowpg.create_flow('dev_rows', 'per_device', 'SELECT device, ts AS time_window, v AS v2 FROM readings')$$);
+-- a value column with a default could not tell "no group" from a value
+ALTER TABLE per_device ADD COLUMN lo INT DEFAULT 0;
+SELECT * FROM try($$SELECT flowpg.create_flow('dev_lo', 'per_device', 'SELECT device, date_bin(''1 minute'', ts, ''2001-01-01'') AS time_window, min(v) AS lo FROM readings GROUP BY 1, 2')$$);
+SELECT count(*) AS refused_left_behind FROM flowpg.flows WHERE flow_name IN ('dev_hi', 'dev_other_key', 'dev_rows', 'dev_lo');
+-- without merge_mode, flowpg.execute refuses the columns the flow does not fill
+CREATE TABLE per_device2 (device TEXT NOT NULL, time_window timestamp(3) NOT NULL, total BIGINT, n BIGINT,
+                          PRIMARY KEY (device, time_window));
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW dev2 SINK TO per_device2 AS SELECT device, date_bin(INTERVAL ''1 minute'', ts) AS time_window, sum(v) AS total FROM readings GROUP BY device, time_window')$$);
+
 SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows
  WHERE flow_name NOT IN (SELECT flow_name FROM flows_before) ORDER BY flow_name;
 SET client_min_messages = warning;

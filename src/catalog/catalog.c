@@ -352,6 +352,12 @@ catalog_get_by_sink(Oid sink_relid)
 }
 
 List *
+catalog_get_all_by_sink(Oid sink_relid)
+{
+	return catalog_scan(filter_sink, &sink_relid);
+}
+
+List *
 catalog_get_by_relation(Oid relid)
 {
 	return catalog_scan(filter_relation, &relid);

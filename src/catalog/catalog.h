@@ -93,6 +93,8 @@ extern FlowEntry *catalog_get_by_id(int64 flow_id);
 extern FlowEntry *catalog_get_by_deps_view(Oid view_relid);
 extern List *catalog_get_all(void);
 extern FlowEntry *catalog_get_by_sink(Oid sink_relid);
+/* Every flow writing the sink (several share one: sink_sharing.c). */
+extern List *catalog_get_all_by_sink(Oid sink_relid);
 extern List *catalog_get_by_relation(Oid relid);
 
 extern int64 catalog_insert(FlowEntry *entry);

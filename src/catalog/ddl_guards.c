@@ -128,6 +128,25 @@ ddl_refuse_column_retype(Oid relid, const char *column)
 			 errhint("Drop the flows with flowpg.drop_flow (their sinks stay), alter the column, and create them again with the same sinks; a flow with expire_after keeps the rows of its windows before the horizon.")));
 }
 
+/* A partition left the sink of entry's flow: it recomputes, and says so. */
+static void
+sink_partition_left(FlowEntry *entry, Oid relid, const char *what)
+{
+	char	   *message;
+	const char *detail;
+
+	dirty_log_append(entry->flow_id, true, 0, 0, 0);
+	message = psprintf("%s of partition %s takes its rows out of the sink of flow \"%s\"",
+					   what, get_rel_name(relid), entry->flow_name);
+	detail = entry->expire_after ?
+		"The flow recomputes its maintained windows from the source; the rows of windows before its horizon (expire_after) are not recomputed." :
+		"The flow recomputes them from the source.";
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("%s", message), errdetail("%s", detail)));
+	stats_record_warning(entry->flow_id, ERRCODE_WARNING, message, detail);
+}
+
 /*
  * A partition of a sink leaves it (DROP, DETACH) or is emptied (TRUNCATE
  * of the partition itself, which the sink's guard does not see): its rows
@@ -145,24 +164,13 @@ ddl_sink_partition_leaves(Oid relid, const char *what)
 		return;
 	foreach(lc, get_partition_ancestors(relid))
 	{
-		FlowEntry  *entry = catalog_get_by_sink(lfirst_oid(lc));
-		char	   *message;
-		const char *detail;
+		ListCell   *fc;
 
-		if (entry == NULL)
-			continue;
-		dirty_log_append(entry->flow_id, true, 0, 0, 0);
-		message = psprintf("%s of partition %s takes its rows out of the sink of flow \"%s\"",
-						   what, get_rel_name(relid), entry->flow_name);
-		detail = entry->expire_after ?
-			"The flow recomputes its maintained windows from the source; the rows of windows before its horizon (expire_after) are not recomputed." :
-			"The flow recomputes them from the source.";
-		ereport(WARNING,
-				(errcode(ERRCODE_WARNING),
-				 errmsg("%s", message), errdetail("%s", detail)));
-		stats_record_warning(entry->flow_id, ERRCODE_WARNING, message, detail);
+		foreach(fc, catalog_get_all_by_sink(lfirst_oid(lc)))
+			sink_partition_left(lfirst(fc), relid, what);
 	}
 }
+
 
 
 void

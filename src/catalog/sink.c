@@ -1,14 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * sink.c
- *	  Where the sink is prepared and written: sink tables of flows.
- *
- * A missing sink is created with one column per output of the flow's query,
- * an update_at timestamptz column and a unique index (NULLS NOT DISTINCT,
- * as GROUP BY puts NULL keys into one group) on the group key columns.  An
- * existing sink is checked against the flow's outputs (sink_columns.c:
- * columns, assignment casts, keys).  The DDL runs as the calling user, who
- * then owns the sink, and takes every identifier quoted.
+ *	  Where the sink is written: sink tables of flows.  (sink_prepare.c
+ *	  creates or checks a sink.)
  *
  * A flow without aggregates writing a sink with a unique key over columns
  * it writes (sink_projection_key) keeps one row per key: the last written
@@ -25,6 +19,10 @@
  * INSERT ... ON CONFLICT (group key) DO UPDATE that skips rows whose values
  * did not change.  That needs the unique index on the group key that the
  * checks require (not deferrable: ON CONFLICT cannot use those).
+ *
+ * A sink several flows write (sink_sharing.c) is written the same way,
+ * except that a flow never deletes a key's row: it sets its own columns
+ * to NULL, and deletes the rows left without any flow's values.
  *
  *-------------------------------------------------------------------------
  */
@@ -54,6 +52,7 @@
 #include "dirty_log.h"
 #include "progress.h"
 #include "sink.h"
+#include "sink_sharing.h"
 #include "trust.h"
 
 static void sink_write_callback(void *arg);
@@ -77,48 +76,6 @@ run_sql(const char *sql, int nargs, Oid *argtypes, Datum *args, int expected)
 
 	if (rc != expected)
 		elog(ERROR, "flowpg could not run \"%s\": %s", sql, SPI_result_code_string(rc));
-}
-
-static Oid
-create_sink(RangeVar *rv, FlowPlan *plan)
-{
-	StringInfoData sql;
-	Oid			relid;
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE TABLE %s (",
-					 rv->schemaname ? quote_qualified_identifier(rv->schemaname, rv->relname)
-					 : quote_identifier(rv->relname));
-	for (int i = 0; i < plan->noutputs; i++)
-	{
-		FlowOutput *out = &plan->outputs[i];
-
-		appendStringInfo(&sql, "%s%s %s", i > 0 ? ", " : "", quote_identifier(out->name),
-						 format_type_extended(out->type, out->typmod,
-											  FORMAT_TYPE_TYPEMOD_GIVEN |
-											  FORMAT_TYPE_FORCE_QUALIFY));
-		if (OidIsValid(out->collation) && out->collation != get_typcollation(out->type))
-			appendStringInfo(&sql, " COLLATE %s", generate_collation_name(out->collation));
-	}
-	/* the time of each write, unless the flow writes a column of that name */
-	if (!sink_is_output(plan, "update_at"))
-		appendStringInfoString(&sql, ", update_at timestamp with time zone NOT NULL DEFAULT pg_catalog.now()");
-	appendStringInfoChar(&sql, ')');
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	run_sql(sql.data, 0, NULL, NULL, SPI_OK_UTILITY);
-	relid = RangeVarGetRelid(rv, NoLock, false);
-
-	if (sink_has_group_keys(plan))
-	{
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "CREATE UNIQUE INDEX ON %s (", sink_qualified_relation_name(relid));
-		sink_append_group_columns(&sql, plan);
-		appendStringInfoString(&sql, ") NULLS NOT DISTINCT");
-		run_sql(sql.data, 0, NULL, NULL, SPI_OK_UTILITY);
-	}
-	SPI_finish();
-	return relid;
 }
 
 static void
@@ -168,191 +125,6 @@ void
 sink_write_context_pop(SinkWriteContext *cxt)
 {
 	error_context_stack = cxt->callback.previous;
-}
-
-char *
-sink_untrusted_code(Oid sink_relid, FlowPlan *plan, Oid owner, bool writes)
-{
-	char	   *untrusted = NULL;
-	ListCell   *lc;
-
-	/* a partitioned sink's rows land in its partitions, with their own code */
-	foreach(lc, writes ? find_all_inheritors(sink_relid, NoLock, NULL) : NIL)
-	{
-		Oid			relid = lfirst_oid(lc);
-		Bitmapset  *written = NULL;
-
-		if (untrusted != NULL)
-			break;
-		/* the columns written: the outputs and those flowpg fills itself */
-		for (int c = 0; c < plan->noutputs; c++)
-			written = bms_add_member(written, get_attnum(relid, plan->outputs[c].name));
-		written = bms_add_member(written, get_attnum(relid, "update_at"));
-		written = bms_add_member(written, get_attnum(relid, SINK_TS_PLACEHOLDER));
-		untrusted = trust_untrusted_table_code(relid, owner, true, written);
-	}
-	foreach(lc, plan->source_relids)
-		if (untrusted == NULL)
-			untrusted = trust_untrusted_table_code(lfirst_oid(lc), owner, false, NULL);
-	return untrusted;
-}
-
-void
-sink_check_owner(Oid sink_relid, Oid flow_owner)
-{
-	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(sink_relid));
-	Oid			sink_owner;
-
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for relation %u", sink_relid);
-	sink_owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	/* superusers count as members of every role: not for this */
-	if (sink_owner != flow_owner && !is_member_of_role_nosuper(flow_owner, sink_owner))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("sink table %s is owned by role %s, not by the flow's owner %s",
-						get_rel_name(sink_relid), GetUserNameFromId(sink_owner, false),
-						GetUserNameFromId(flow_owner, false)),
-				 errdetail("flowpg writes a sink with the rights of the flow's owner: the triggers of another role's table would run with them."),
-				 errhint("Use a sink owned by the flow's owner or by a role it is a member of.")));
-}
-
-static void
-check_existing_sink(Oid relid, const char *flow_name, FlowPlan *plan, int64 own_flow_id)
-{
-	char		relkind = get_rel_relkind(relid);
-	const char *relname = get_rel_name(relid);
-	FlowEntry  *other;
-	ListCell   *lc;
-
-	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("sink \"%s\" is not a table", relname),
-				 errdetail("%s", relkind == RELKIND_VIEW ? "It is a view." :
-						   relkind == RELKIND_MATVIEW ? "It is a materialized view." :
-						   relkind == RELKIND_FOREIGN_TABLE ? "It is a foreign table." :
-						   "A sink must be an ordinary or partitioned table."),
-				 errhint("Name a table, or a name that does not exist yet to have flowpg create the sink.")));
-	if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("sink \"%s\" is a temporary table", relname),
-				 errdetail("Temporary tables are invisible to flowpg's background worker.")));
-	foreach(lc, plan->source_relids)
-		if (lfirst_oid(lc) == relid)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("flow \"%s\" cannot write into its own source table \"%s\"",
-							flow_name, relname)));
-	other = catalog_get_by_sink(relid);
-	if (other && other->flow_id != own_flow_id)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("table \"%s\" is already the sink of flow \"%s\"", relname, other->flow_name),
-				 errdetail("Two flows replacing rows of one table would undo each other's work.")));
-	if (pg_class_aclcheck(relid, GetUserId(),
-						  ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE) != ACLCHECK_OK ||
-		pg_class_aclmask(relid, GetUserId(),
-						 ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE, ACLMASK_ALL) !=
-		(ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for sink table %s", relname),
-				 errdetail("A flow runs as its owner, who needs SELECT, INSERT, UPDATE and DELETE on the sink.")));
-	sink_check_owner(relid, GetUserId());
-	sink_check_columns(relid, plan);
-}
-
-Oid
-sink_prepare(RangeVar *rv, const char *flow_name, FlowPlan *plan,
-			 int64 own_flow_id, bool *created)
-{
-	Oid			relid = RangeVarGetRelid(rv, ShareRowExclusiveLock, true);
-
-	*created = !OidIsValid(relid);
-	if (*created)
-	{
-		if (rv->relpersistence == RELPERSISTENCE_TEMP ||
-			(rv->schemaname && strcmp(rv->schemaname, "pg_temp") == 0))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("a sink cannot be a temporary table")));
-		relid = create_sink(rv, plan);
-		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("a sink cannot be a temporary table"),
-					 errdetail("The first schema of search_path is pg_temp."),
-					 errhint("Qualify the sink's name with a schema.")));
-	}
-	else
-		check_existing_sink(relid, flow_name, plan, own_flow_id);
-	return relid;
-}
-
-/*
- * The sink's guard: an AFTER TRUNCATE trigger.  A truncated sink no longer
- * equals the flow's query, so the flow is recomputed as a whole.  It is
- * also what tells a restore that the sink's rows are in (pg_restore
- * creates triggers after a table's data).
- */
-#define SINK_GUARD "flowpg_sink_truncate"
-
-bool
-sink_is_guard(const char *tgname)
-{
-	return strcmp(tgname, SINK_GUARD) == 0;
-}
-
-bool
-sink_has_guard(Oid sink_relid)
-{
-	return OidIsValid(get_trigger_oid(sink_relid, SINK_GUARD, true));
-}
-
-void
-sink_install_guard(Oid sink_relid)
-{
-	char	   *sink = sink_qualified_relation_name(sink_relid);
-
-	if (sink_has_guard(sink_relid))
-		return;
-	privileged_execute(psprintf("CREATE TRIGGER %s AFTER TRUNCATE ON %s "
-										"FOR EACH STATEMENT EXECUTE FUNCTION flowpg._sink_truncated()",
-										SINK_GUARD, sink),
-							   0, NULL, NULL, NULL);
-	/* a sink truncated by a replica-role session is no less stale */
-	privileged_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", sink, SINK_GUARD),
-							   0, NULL, NULL, NULL);
-}
-
-void
-sink_remove_guard(Oid sink_relid)
-{
-	if (get_rel_name(sink_relid) == NULL || !sink_has_guard(sink_relid) ||
-		catalog_get_by_sink(sink_relid) != NULL)
-		return;
-	privileged_execute(psprintf("DROP TRIGGER %s ON %s", SINK_GUARD,
-										sink_qualified_relation_name(sink_relid)),
-							   0, NULL, NULL, NULL);
-}
-
-PG_FUNCTION_INFO_V1(flowpg_sink_truncated);
-
-Datum
-flowpg_sink_truncated(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	FlowEntry  *entry;
-
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
-		elog(ERROR, "flowpg_sink_truncated must be an AFTER TRUNCATE trigger");
-	entry = catalog_get_by_sink(RelationGetRelid(trigdata->tg_relation));
-	if (entry)
-		dirty_log_append(entry->flow_id, true, 0, 0, 0);
-	return PointerGetDatum(NULL);
 }
 
 SinkRows *
@@ -612,6 +384,44 @@ append_upsert_clause(StringInfo sql, Oid sink_relid, FlowPlan *plan, const char 
 	}
 }
 
+/*
+ * In a sink several flows write, a group that goes away leaves the key's
+ * row to the other flows: its own columns become NULL (SET clause).
+ */
+static char *
+own_values_to_null(Oid sink_relid, FlowPlan *plan)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int c = 0; c < plan->noutputs; c++)
+		if (!plan->outputs[c].is_group_key)
+			appendStringInfo(&buf, "%s%s = NULL", buf.len ? ", " : "",
+							 quote_identifier(plan->outputs[c].name));
+	if (sink_fills_update_at(sink_relid, plan))
+		appendStringInfoString(&buf, ", update_at = DEFAULT");
+	return buf.data;
+}
+
+/*
+ * The rows of a shared sink matching condition (over alias s, from the
+ * FROM list from, or none) lose this flow's values; those left without any
+ * flow's values are deleted: two statements, as one statement cannot see
+ * its own update.
+ */
+static void
+shared_statements(Oid sink_relid, FlowPlan *plan, const char *values, const char *from,
+				  const char *condition, char **update_sql, char **delete_sql)
+{
+	char	   *sink = locked_sink_name(sink_relid);
+
+	*update_sql = psprintf("UPDATE %s AS s SET %s%s%s WHERE %s", sink,
+						   own_values_to_null(sink_relid, plan),
+						   from ? " FROM " : "", from ? from : "", condition);
+	*delete_sql = psprintf("DELETE FROM %s AS s%s%s WHERE (%s) AND ROW(%s) IS NULL", sink,
+						   from ? " USING " : "", from ? from : "", condition, values);
+}
+
 static void
 insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 {
@@ -631,6 +441,9 @@ insert_rows(Oid sink_relid, FlowPlan *plan, SinkRows *rows, bool upsert)
 		return;
 	sink = locked_sink_name(sink_relid);
 	target = sink_target(sink_relid, plan);
+	/* another flow may have inserted the key's row */
+	if (!upsert && sink_has_group_keys(plan) && sink_shared_values(sink_relid, plan))
+		upsert = true;
 	if (upsert && !sink_has_group_keys(plan))
 	{
 		/* one row, the whole result: replace it */
@@ -719,41 +532,58 @@ sink_delete_groups(Oid sink_relid, FlowPlan *plan, SinkRows *rows)
 	Oid		   *argtypes = palloc(sizeof(Oid) * Max(plan->noutputs, 1));
 	Datum	   *args = palloc(sizeof(Datum) * Max(plan->noutputs, 1));
 	int			nargs = 0;
-	StringInfoData sql;
+	StringInfoData from;
+	StringInfoData condition;
 	bool		first = true;
 	SinkTarget *target;
+	char	   *values;
 
 	if (rows->nrows == 0)
 		return;
+	values = sink_shared_values(sink_relid, plan);
 	if (!sink_has_group_keys(plan))
 	{
 		run_sql(psprintf("DELETE FROM %s", locked_sink_name(sink_relid)), 0, NULL, NULL,
 				SPI_OK_DELETE);
 		return;
 	}
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "DELETE FROM %s s USING (SELECT *", locked_sink_name(sink_relid));
+	initStringInfo(&from);
+	appendStringInfoString(&from, "(SELECT *");
 	for (int c = 0; c < plan->noutputs; c++)
 		keys[c] = plan->outputs[c].is_group_key;
 	target = sink_target(sink_relid, plan);
-	append_unnest(&sql, rows, plan, target, keys, false, argtypes, args, &nargs);
+	append_unnest(&from, rows, plan, target, keys, false, argtypes, args, &nargs);
 	sink_target_free(target);
-	appendStringInfoString(&sql, ") d WHERE ");
+	appendStringInfoString(&from, ") d");
+	initStringInfo(&condition);
 	for (int c = 0; c < plan->noutputs; c++)
 	{
 		const char *col = quote_identifier(plan->outputs[c].name);
 
 		if (!keys[c])
 			continue;
-		appendStringInfo(&sql, "%ss.%s IS NOT DISTINCT FROM d.%s", first ? "" : " AND ", col, col);
+		appendStringInfo(&condition, "%ss.%s IS NOT DISTINCT FROM d.%s", first ? "" : " AND ", col, col);
 		first = false;
 	}
-	run_sql(sql.data, nargs, argtypes, args, SPI_OK_DELETE);
+	if (values)
+	{
+		char	   *update_sql;
+		char	   *delete_sql;
+
+		shared_statements(sink_relid, plan, values, from.data, condition.data,
+						  &update_sql, &delete_sql);
+		run_sql(update_sql, nargs, argtypes, args, SPI_OK_UPDATE);
+		run_sql(delete_sql, nargs, argtypes, args, SPI_OK_DELETE);
+		return;
+	}
+	run_sql(psprintf("DELETE FROM %s s USING %s WHERE %s", locked_sink_name(sink_relid),
+					 from.data, condition.data),
+			nargs, argtypes, args, SPI_OK_DELETE);
 }
 
 /* INSERT INTO the sink the rows of query (the flow's outputs, in order). */
 static char *
-insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query)
+insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query, bool upsert)
 {
 	StringInfoData sql;
 	StringInfoData columns;
@@ -761,7 +591,7 @@ insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query)
 	SinkKey		key;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s (", sink_qualified_relation_name(sink_relid));
+	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink_qualified_relation_name(sink_relid));
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
 	initStringInfo(&columns);
@@ -804,6 +634,9 @@ insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query)
 	}
 	else
 		appendStringInfo(&sql, "%s) SELECT q.*%s FROM (%s) q", columns.data, values.data, query);
+	/* a shared sink: the key's row may be another flow's already */
+	if (upsert)
+		append_upsert_clause(&sql, sink_relid, plan, NULL, NULL);
 	return sql.data;
 }
 
@@ -812,6 +645,7 @@ sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole
 						const char *query, SinkRefreshStatements *out)
 {
 	char	   *sink = sink_qualified_relation_name(sink_relid);
+	char	   *values = sink_shared_values(sink_relid, plan);
 	StringInfoData sql;
 	ListCell   *lc;
 
@@ -819,13 +653,13 @@ sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole
 	out->args = palloc(sizeof(Datum) * Max(list_length(ranges) * 2, 1));
 	out->nargs = 0;
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "DELETE FROM %s", sink);
+	appendStringInfoString(&sql, "true");
 	if (!whole)
 	{
 		const char *wcol = quote_identifier(plan->outputs[plan->window_output].name);
 		Oid			wtype;
 
-		appendStringInfoString(&sql, " WHERE ");
+		resetStringInfo(&sql);
 		foreach(lc, ranges)
 		{
 			SinkWindowRange *r = lfirst(lc);
@@ -851,9 +685,17 @@ sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole
 			appendStringInfoChar(&sql, ')');
 		}
 	}
-	out->delete_sql = sql.data;
-
-	out->insert_sql = insert_query_sql(sink_relid, plan, query);
+	out->cleanup_sql = NULL;
+	if (values)
+	{
+		shared_statements(sink_relid, plan, values, NULL, sql.data,
+						  &out->delete_sql, &out->cleanup_sql);
+		out->insert_sql = insert_query_sql(sink_relid, plan, query, true);
+		return;
+	}
+	out->delete_sql = psprintf("DELETE FROM %s%s%s", sink, whole ? "" : " WHERE ",
+							   whole ? "" : sql.data);
+	out->insert_sql = insert_query_sql(sink_relid, plan, query, false);
 }
 
 /*
@@ -929,7 +771,8 @@ sink_record_statements(Oid sink_relid, FlowPlan *plan, const char *query,
 											  FORMAT_TYPE_FORCE_QUALIFY));
 	}
 	out->delete_sql = sql.data;
-	out->insert_sql = insert_query_sql(sink_relid, plan, query);
+	out->cleanup_sql = NULL;
+	out->insert_sql = insert_query_sql(sink_relid, plan, query, false);
 }
 
 uint64
@@ -954,13 +797,18 @@ sink_replace_windows(Oid sink_relid, FlowPlan *plan, const char *flow_name,
 {
 	SinkRefreshStatements stmts;
 	SinkWriteContext write_context;
+	uint64		rows;
 
 	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
 	sink_refresh_statements(sink_relid, plan, ranges, whole, query, &stmts);
-	run_sql(stmts.delete_sql, stmts.nargs, stmts.argtypes, stmts.args, SPI_OK_DELETE);
+	run_sql(stmts.delete_sql, stmts.nargs, stmts.argtypes, stmts.args,
+			stmts.cleanup_sql ? SPI_OK_UPDATE : SPI_OK_DELETE);
 	run_sql(stmts.insert_sql, 0, NULL, NULL, SPI_OK_INSERT);
+	rows = SPI_processed;
+	if (stmts.cleanup_sql)
+		run_sql(stmts.cleanup_sql, stmts.nargs, stmts.argtypes, stmts.args, SPI_OK_DELETE);
 	sink_write_context_pop(&write_context);
-	return SPI_processed;
+	return rows;
 }
 
 void
@@ -968,9 +816,23 @@ sink_delete_null_window(Oid sink_relid, FlowPlan *plan, const char *flow_name)
 {
 	SinkWriteContext write_context;
 
+	char	   *condition = psprintf("s.%s IS NULL",
+									 quote_identifier(plan->outputs[plan->window_output].name));
+	char	   *values = sink_shared_values(sink_relid, plan);
+
 	sink_write_context_push(&write_context, sink_relid, plan, flow_name);
-	run_sql(psprintf("DELETE FROM %s WHERE %s IS NULL", sink_qualified_relation_name(sink_relid),
-					 quote_identifier(plan->outputs[plan->window_output].name)),
-			0, NULL, NULL, SPI_OK_DELETE);
+	if (values)
+	{
+		char	   *update_sql;
+		char	   *delete_sql;
+
+		shared_statements(sink_relid, plan, values, NULL, condition, &update_sql, &delete_sql);
+		run_sql(update_sql, 0, NULL, NULL, SPI_OK_UPDATE);
+		run_sql(delete_sql, 0, NULL, NULL, SPI_OK_DELETE);
+	}
+	else
+		run_sql(psprintf("DELETE FROM %s AS s WHERE %s", sink_qualified_relation_name(sink_relid),
+						 condition),
+				0, NULL, NULL, SPI_OK_DELETE);
 	sink_write_context_pop(&write_context);
 }

@@ -119,6 +119,8 @@ typedef struct SinkRefreshStatements
 	Oid		   *argtypes;
 	Datum	   *args;
 	char	   *insert_sql;
+	/* a shared sink: delete_sql sets this flow's columns NULL; this deletes rows left empty */
+	char	   *cleanup_sql;
 } SinkRefreshStatements;
 
 extern void sink_refresh_statements(Oid sink_relid, FlowPlan *plan, List *ranges, bool whole,

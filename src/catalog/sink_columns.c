@@ -40,6 +40,7 @@
 #include "utils/typcache.h"
 
 #include "sink_columns.h"
+#include "sink_sharing.h"
 
 char *
 sink_qualified_relation_name(Oid relid)
@@ -797,7 +798,8 @@ sink_check_columns(Oid sink_relid, FlowPlan *plan)
 }
 
 void
-sink_check_every_column_written(Oid sink_relid, FlowPlan *plan)
+sink_check_every_column_written(Oid sink_relid, FlowPlan *plan, int64 own_flow_id,
+								bool nulls_filled)
 {
 	Relation	rel = table_open(sink_relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -809,7 +811,9 @@ sink_check_every_column_written(Oid sink_relid, FlowPlan *plan)
 
 		if (attr->attisdropped || attr->atthasdef || attr->attidentity || attr->attgenerated ||
 			sink_is_output(plan, name) || strcmp(name, "update_at") == 0 ||
-			strcmp(name, SINK_TS_PLACEHOLDER) == 0)
+			strcmp(name, SINK_TS_PLACEHOLDER) == 0 ||
+			(nulls_filled && !attr->attnotnull) ||
+			sink_written_by_another_flow(sink_relid, name, own_flow_id))
 			continue;
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
@@ -817,7 +821,7 @@ sink_check_every_column_written(Oid sink_relid, FlowPlan *plan)
 						name, RelationGetRelationName(rel)),
 				 errdetail("The flow outputs (%s). GreptimeDB refuses a sink column that its flow does not fill.",
 						   output_names_text(plan)),
-				 errhint("Add the column to the flow's query, give it a default (ALTER TABLE %s ALTER COLUMN %s SET DEFAULT ...), or drop it.",
+				 errhint("Add the column to the flow's query, give it a default (ALTER TABLE %s ALTER COLUMN %s SET DEFAULT ...), or drop it; a sink that several flows write (GreptimeDB's merge_mode = 'last_non_null') takes WITH (merge_mode = 'last_non_null') in each flow.",
 						 sink_qualified_relation_name(sink_relid), quote_identifier(name))));
 	}
 	table_close(rel, AccessShareLock);

@@ -32,9 +32,11 @@ extern void sink_check_columns(Oid sink_relid, FlowPlan *plan);
 /*
  * GreptimeDB's rule (flowpg.execute): every column of an existing sink is
  * written by the flow, filled by flowpg (update_at, __ts_placeholder) or
- * has a default.
+ * has a default -- or another flow of the sink writes it, or, nulls_filled
+ * (merge_mode = 'last_non_null'), it is nullable.
  */
-extern void sink_check_every_column_written(Oid sink_relid, FlowPlan *plan);
+extern void sink_check_every_column_written(Oid sink_relid, FlowPlan *plan,
+											int64 own_flow_id, bool nulls_filled);
 
 /*
  * Refuses a unique index about to be made on a projection's sink (its

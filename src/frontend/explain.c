@@ -583,6 +583,11 @@ explain_refresh_statements(void *arg)
 	}
 	add_line(ex, 1, "Insert: %s", sink->insert_sql);
 	explain_statement(ex, 2, "", sink->insert_sql, 0, NULL, NULL);
+	if (sink->cleanup_sql)
+	{
+		add_line(ex, 1, "Then, the sink being shared: %s", sink->cleanup_sql);
+		explain_statement(ex, 2, "", sink->cleanup_sql, sink->nargs, sink->argtypes, sink->args);
+	}
 	if (ex->analyze)
 	{
 		add_line(ex, 1, "Query, analyzed (rolled back; the sink is not written):");

@@ -459,7 +459,8 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 									 existing ? existing->flow_id : 0,
 									 &sink_created);
 	if (def->match_by_position && !sink_created)
-		sink_check_every_column_written(entry->sink_relid, plan);
+		sink_check_every_column_written(entry->sink_relid, plan,
+										existing ? existing->flow_id : 0, def->last_non_null);
 	/* a recording rule's ticks are told apart by the group keys */
 	if (plan->recording_rule && !sink_has_key_index(entry->sink_relid, plan, InvalidOid))
 		ereport(ERROR,

@@ -40,6 +40,8 @@ typedef struct FlowDefinition
 	bool		match_by_position;
 	/* GreptimeDB's experimental_enable_incremental_read: append-only sources */
 	bool		append_only_sources;
+	/* GreptimeDB's merge_mode = 'last_non_null': nullable sink columns it does not write are NULL */
+	bool		last_non_null;
 } FlowDefinition;
 
 typedef enum FlowCreated

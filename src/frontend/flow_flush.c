@@ -189,10 +189,15 @@ upstream_flows(FlowEntry *entry)
 
 	foreach(lc, entry->source_relids)
 	{
-		FlowEntry  *writer = catalog_get_by_sink(lfirst_oid(lc));
+		ListCell   *wc;
 
-		if (writer && writer->flow_id != entry->flow_id)
-			upstream = lappend(upstream, writer);
+		foreach(wc, catalog_get_all_by_sink(lfirst_oid(lc)))
+		{
+			FlowEntry  *writer = lfirst(wc);
+
+			if (writer->flow_id != entry->flow_id)
+				upstream = lappend(upstream, writer);
+		}
 	}
 	return upstream;
 }

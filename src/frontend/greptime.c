@@ -272,6 +272,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	/* GreptimeDB matches an existing sink's columns by position where names differ */
 	def.match_by_position = true;
 	def.append_only_sources = s->incremental_read;
+	def.last_non_null = s->last_non_null;
 	(void) flow_create(&def, &outcome);
 	if (rsinfo)
 		put_row(rsinfo, s->flow_name,

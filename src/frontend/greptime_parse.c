@@ -557,13 +557,13 @@ parse_with(Parser *p, FlowStatement *s)
 		if (strcmp(key, "defer_on_missing_source") != 0 &&
 			strcmp(key, "experimental_enable_incremental_read") != 0 &&
 			strcmp(key, "backfill") != 0 && strcmp(key, "mode") != 0 &&
-			strcmp(key, "flow_type") != 0)
+			strcmp(key, "merge_mode") != 0 && strcmp(key, "flow_type") != 0)
 		{
 			p->error_at = key_token->start;
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown flow option '%s'", key),
-					 errdetail("Supported options: defer_on_missing_source, experimental_enable_incremental_read, mode, backfill.")));
+					 errdetail("Supported options: defer_on_missing_source, experimental_enable_incremental_read, mode, backfill, merge_mode.")));
 		}
 		value_token = current(p);
 		if (value_token->kind != TOK_STRING && value_token->kind != TOK_WORD &&
@@ -584,6 +584,18 @@ parse_with(Parser *p, FlowStatement *s)
 			s->incremental_read = option_bool(p, key, value, value_token);
 		else if (strcmp(key, "backfill") == 0)
 			s->backfill = option_bool(p, key, value, value_token);
+		else if (strcmp(key, "merge_mode") == 0)
+		{
+			if (strcmp(value, "last_non_null") != 0 && strcmp(value, "last_row") != 0)
+			{
+				p->error_at = value_token->start;
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid flow option 'merge_mode': '%s'", value),
+						 errdetail("The merge mode is 'last_row' or 'last_non_null', as a GreptimeDB table's.")));
+			}
+			s->last_non_null = strcmp(value, "last_non_null") == 0;
+		}
 		else if (strcmp(key, "mode") == 0)
 		{
 			if (strcmp(value, "auto") != 0 && strcmp(value, "streaming") != 0 &&
@@ -609,7 +621,7 @@ parse_with(Parser *p, FlowStatement *s)
 			appendStringInfoString(&json, ", ");
 		escape_json(&json, key);
 		appendStringInfoString(&json, ": ");
-		if (strcmp(key, "mode") == 0)
+		if (strcmp(key, "mode") == 0 || strcmp(key, "merge_mode") == 0)
 			escape_json(&json, value);
 		else
 			escape_json(&json, option_bool(p, key, value, value_token) ? "true" : "false");

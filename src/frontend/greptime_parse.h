@@ -73,6 +73,7 @@ typedef struct FlowStatement
 	/* WITH */
 	bool		defer_on_missing_source;
 	bool		incremental_read;	/* experimental_enable_incremental_read */
+	bool		last_non_null;	/* merge_mode = 'last_non_null' */
 	char	   *mode;
 	bool		backfill;
 	char	   *with_json;		/* the options as given, for flow_definition */

@@ -64,6 +64,7 @@
 #include "planner.h"
 #include "settings.h"
 #include "sink.h"
+#include "sink_sharing.h"
 #include "stats.h"
 #include "subxact.h"
 
@@ -163,9 +164,21 @@ comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
 	Query	   *query = copyObject(plan->query);
 	Oid			sink_relid = run->entry->sink_relid;
 	StringInfoData sql;
+	char	   *own_values = NULL;
 
 	if (ranges != NIL)
 		batch_restrict_query(plan, query, ranges);
+	if (sink_shared_values(sink_relid, plan))
+	{
+		StringInfoData names;
+
+		initStringInfo(&names);
+		for (int i = 0; i < plan->noutputs; i++)
+			if (!plan->outputs[i].is_group_key)
+				appendStringInfo(&names, "%s%s", names.len ? ", " : "",
+								 quote_identifier(plan->outputs[i].name));
+		own_values = names.data;
+	}
 
 	/*
 	 * The flow's query comes first: a later CTE's name is not visible in
@@ -176,21 +189,26 @@ comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
 	appendStringInfoString(&sql, "WITH q AS MATERIALIZED (SELECT ");
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].query_expr, i + 1);
-	appendStringInfo(&sql, " FROM (%s) q), s AS MATERIALIZED (SELECT ",
-					 pg_get_querydef(query, false));
+	appendStringInfo(&sql, " FROM (%s) q", pg_get_querydef(query, false));
+	/* a shared sink: a group whose values are all NULL is no group (sink_sharing.c) */
+	if (own_values)
+		appendStringInfo(&sql, " WHERE NOT ROW(%s) IS NULL", own_values);
+	appendStringInfoString(&sql, "), s AS MATERIALIZED (SELECT ");
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].sink_expr, i + 1);
 	appendStringInfo(&sql, " FROM %s s",
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink_relid)),
 												get_rel_name(sink_relid)));
+	appendStringInfoString(&sql, " WHERE true");
 	if (ranges != NIL)
-		appendStringInfo(&sql, " WHERE s.%s >= $%d",
+		appendStringInfo(&sql, " AND s.%s >= $%d",
 						 quote_identifier(plan->outputs[plan->window_output].name),
 						 window_param);
+	if (own_values)
+		appendStringInfo(&sql, " AND NOT ROW(%s) IS NULL", own_values);
 	if (keyed)
 		/* a recording rule: the sink's rows of the tick its query is evaluated at */
-		appendStringInfo(&sql, "%s (%s)", ranges != NIL ? " AND" : " WHERE",
-						 sink_tick_condition(sink_relid, plan, "s"));
+		appendStringInfo(&sql, " AND (%s)", sink_tick_condition(sink_relid, plan, "s"));
 	appendStringInfoString(&sql, "), ");
 	appendStringInfoString(&sql,
 						   "s_only AS MATERIALIZED (SELECT * FROM s EXCEPT ALL SELECT * FROM q), "

@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ *
+ * sink_sharing.h
+ *	  Several flows writing one sink, each its own columns on a shared key.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FLOWPG_SINK_SHARING_H
+#define FLOWPG_SINK_SHARING_H
+
+#include "planner.h"
+
+/*
+ * Refuses a flow into a sink that other flows (not own_flow_id) write,
+ * unless all group by the same keys and write disjoint other columns,
+ * which are nullable without defaults.
+ */
+extern void sink_check_sharing(Oid sink_relid, const char *flow_name, FlowPlan *plan,
+							   int64 own_flow_id);
+
+/*
+ * NULL when at most one flow writes the sink; else the value columns of
+ * every flow writing it, quoted and comma-separated: a key's row goes once
+ * they are all NULL.
+ */
+extern char *sink_shared_values(Oid sink_relid, FlowPlan *plan);
+
+/* Does another flow than own_flow_id write that column of the sink? */
+extern bool sink_written_by_another_flow(Oid sink_relid, const char *column,
+										 int64 own_flow_id);
+
+#endif							/* FLOWPG_SINK_SHARING_H */
