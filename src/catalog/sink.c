@@ -591,7 +591,8 @@ insert_query_sql(Oid sink_relid, FlowPlan *plan, const char *query, bool upsert)
 	SinkKey		key;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s AS s (", sink_qualified_relation_name(sink_relid));
+	appendStringInfo(&sql, "INSERT INTO %s%s (", sink_qualified_relation_name(sink_relid),
+					 upsert ? " AS s" : "");
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(plan->outputs[i].name));
 	initStringInfo(&columns);
