@@ -626,3 +626,111 @@ CREATE FUNCTION flowpg.wait_for_backfill(flow_name text, timeout interval DEFAUL
 RETURNS void
 AS 'MODULE_PATHNAME', 'flowpg_wait_for_backfill'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+/*
+ * 0.3 (issue 40): GreptimeDB's sketch aggregates, whose states (bytea)
+ * roll up -- a flow over a sink of sketches merges them.  hll(x),
+ * hll_merge(state), hll_count(state): HyperLogLog of precision 14
+ * (src/plan/hll.c).  uddsketch_state(buckets, error, x),
+ * uddsketch_merge(buckets, error, state), uddsketch_calc(q, state):
+ * UDDSketch quantiles (src/plan/uddsketch.c).  In a flow an unqualified
+ * call is ours when no function of that name is visible (dialect.c).
+ */
+CREATE FUNCTION flowpg._hll_trans(internal, anyelement)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_hll_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._hll_merge_trans(internal, bytea)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_hll_merge_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._hll_combine(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_hll_combine'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._hll_serialize(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'flowpg_hll_serialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._hll_deserialize(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_hll_deserialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._hll_final(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'flowpg_hll_serialize'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE flowpg.hll(value anyelement) (
+	SFUNC = flowpg._hll_trans,
+	STYPE = internal,
+	SSPACE = 16384,
+	COMBINEFUNC = flowpg._hll_combine,
+	SERIALFUNC = flowpg._hll_serialize,
+	DESERIALFUNC = flowpg._hll_deserialize,
+	FINALFUNC = flowpg._hll_final,
+	FINALFUNC_MODIFY = READ_ONLY,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE flowpg.hll_merge(state bytea) (
+	SFUNC = flowpg._hll_merge_trans,
+	STYPE = internal,
+	SSPACE = 16384,
+	COMBINEFUNC = flowpg._hll_combine,
+	SERIALFUNC = flowpg._hll_serialize,
+	DESERIALFUNC = flowpg._hll_deserialize,
+	FINALFUNC = flowpg._hll_final,
+	FINALFUNC_MODIFY = READ_ONLY,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION flowpg.hll_count(state bytea)
+RETURNS bigint AS 'MODULE_PATHNAME', 'flowpg_hll_count'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON AGGREGATE flowpg.hll(anyelement) IS
+	'a HyperLogLog sketch (precision 14) of the distinct non-NULL values, as GreptimeDB''s hll';
+COMMENT ON AGGREGATE flowpg.hll_merge(bytea) IS
+	'the sketch of the union of HyperLogLog sketches, as GreptimeDB''s hll_merge';
+COMMENT ON FUNCTION flowpg.hll_count(bytea) IS
+	'the estimated number of distinct values of a HyperLogLog sketch, as GreptimeDB''s hll_count';
+
+CREATE FUNCTION flowpg._uddsketch_trans(internal, integer, double precision, double precision)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_uddsketch_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._uddsketch_merge_trans(internal, integer, double precision, bytea)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_uddsketch_merge_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._uddsketch_combine(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_uddsketch_combine'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._uddsketch_serialize(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'flowpg_uddsketch_serialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._uddsketch_deserialize(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_uddsketch_deserialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE flowpg.uddsketch_state(buckets integer, error_rate double precision,
+										value double precision) (
+	SFUNC = flowpg._uddsketch_trans,
+	STYPE = internal,
+	COMBINEFUNC = flowpg._uddsketch_combine,
+	SERIALFUNC = flowpg._uddsketch_serialize,
+	DESERIALFUNC = flowpg._uddsketch_deserialize,
+	FINALFUNC = flowpg._uddsketch_serialize,
+	FINALFUNC_MODIFY = READ_ONLY,
+	PARALLEL = SAFE
+);
+CREATE AGGREGATE flowpg.uddsketch_merge(buckets integer, error_rate double precision,
+										state bytea) (
+	SFUNC = flowpg._uddsketch_merge_trans,
+	STYPE = internal,
+	COMBINEFUNC = flowpg._uddsketch_combine,
+	SERIALFUNC = flowpg._uddsketch_serialize,
+	DESERIALFUNC = flowpg._uddsketch_deserialize,
+	FINALFUNC = flowpg._uddsketch_serialize,
+	FINALFUNC_MODIFY = READ_ONLY,
+	PARALLEL = SAFE
+);
+CREATE FUNCTION flowpg.uddsketch_calc(quantile double precision, state bytea)
+RETURNS double precision AS 'MODULE_PATHNAME', 'flowpg_uddsketch_calc'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON AGGREGATE flowpg.uddsketch_state(integer, double precision, double precision) IS
+	'a UDDSketch of the non-NULL values (at most buckets buckets, relative error error_rate before collapsing), as GreptimeDB''s uddsketch_state';
+COMMENT ON AGGREGATE flowpg.uddsketch_merge(integer, double precision, bytea) IS
+	'the UDDSketch of the union of UDDSketches of those parameters, as GreptimeDB''s uddsketch_merge';
+COMMENT ON FUNCTION flowpg.uddsketch_calc(double precision, bytea) IS
+	'the estimated quantile of a UDDSketch (NULL for a sketch of no value), as GreptimeDB''s uddsketch_calc';

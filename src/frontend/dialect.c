@@ -12,6 +12,8 @@
  *	- DataFusion's type names (double, string, int64, ...) are PostgreSQL's;
  *	- first_value / last_value (x ORDER BY k) without OVER, DataFusion's
  *	  aggregates, are flowpg.first_value_by / last_value_by (first_last.c);
+ *	- hll, hll_merge, hll_count and the uddsketch functions are flowpg's
+ *	  (hll.c, uddsketch.c) where no function of the name is visible;
  *	- for flows created through flowpg.execute, an output without a name
  *	  gets the name GreptimeDB gives it, such as sum(numbers.number).
  * After analysis:
@@ -120,6 +122,11 @@ refuse_moment_literal(Const *c, const char *query_text)
 			 c->location >= 0 ? errposition(pg_mbstrlen_with_len(query_text, c->location) + 1) : 0));
 }
 
+/* GreptimeDB's sketch functions, which flowpg has (hll.c, uddsketch.c). */
+static const char *const sketch_functions[] = {
+	"hll", "hll_merge", "hll_count", "uddsketch_state", "uddsketch_merge", "uddsketch_calc"
+};
+
 static bool
 raw_walker(Node *node, void *context)
 {
@@ -137,6 +144,12 @@ raw_walker(Node *node, void *context)
 	{
 		FuncCall   *call = (FuncCall *) node;
 
+		/* GreptimeDB's sketches are flowpg's, unless a function of the name is visible */
+		for (int i = 0; i < lengthof(sketch_functions); i++)
+			if (dialect_is_unqualified_call(call, sketch_functions[i]) &&
+				FuncnameGetCandidates(call->funcname, -1, NIL, true, true, false, true) == NULL)
+				call->funcname = list_make2(makeString("flowpg"),
+											makeString(pstrdup(sketch_functions[i])));
 		/* unless someone has a date_bin of two arguments: then it is theirs */
 		if (dialect_is_unqualified_call(call, "date_bin") && list_length(call->args) == 2 &&
 			!call->agg_star && call->agg_order == NIL &&
@@ -409,7 +422,8 @@ first_last_walker(Node *node, void *context)
 }
 
 List *
-dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_names)
+dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_names,
+					bool cut_long_names)
 {
 	List	   *moments = NIL;
 
@@ -424,14 +438,14 @@ dialect_rewrite_raw(SelectStmt *stmt, const char *query_text, bool greptime_name
 
 			if (rt->name != NULL || IsA(rt->val, ColumnRef))
 				continue;
-			rt->name = dialect_output_name(rt->val, stmt->fromClause);
+			rt->name = dialect_output_name(rt->val, stmt->fromClause, cut_long_names);
 			/* PostgreSQL's name would be a column GreptimeDB users do not expect */
 			if (rt->name == NULL)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 						 errmsg("output column %d of the flow's query needs an alias",
 								foreach_current_index(lc) + 1),
-						 errdetail("flowpg names outputs without an alias as GreptimeDB does for columns, function calls, constants, operators, casts, CASE, NOT and IS NULL, in at most %d bytes.",
+						 errdetail("flowpg names outputs without an alias as GreptimeDB does for columns, function calls, constants, operators, casts, CASE, NOT and IS NULL, in at most %d bytes (a longer name is cut when the sink exists: its column is found by position).",
 								   NAMEDATALEN - 1),
 						 errhint("Name it with AS."),
 						 rt->location >= 0 ?
@@ -808,10 +822,11 @@ append_display_name(StringInfo buf, Node *expr, const char *relation)
 /*
  * The name GreptimeDB (DataFusion's schema name) gives an output without an
  * alias: sum(numbers.number), count(*), count(Int64(1)), casts not shown,
- * CASE WHEN ... END; NULL when flowpg cannot tell it.
+ * CASE WHEN ... END; NULL when flowpg cannot tell it, or when it is too
+ * long for a column name unless cut_long_name (it is then cut).
  */
 char *
-dialect_output_name(Node *expr, List *from)
+dialect_output_name(Node *expr, List *from, bool cut_long_name)
 {
 	StringInfoData buf;
 
@@ -819,14 +834,20 @@ dialect_output_name(Node *expr, List *from)
 	if (!append_display_name(&buf, expr, single_relation_name(from)))
 		return NULL;
 	if (buf.len >= NAMEDATALEN)
-		return NULL;			/* longer than a column name can be */
+	{
+		/* a sink flowpg creates could not have GreptimeDB's column */
+		if (!cut_long_name)
+			return NULL;
+		/* an existing sink's column is matched by position: cut, as PostgreSQL cuts an identifier */
+		buf.data[pg_mbcliplen(buf.data, buf.len, NAMEDATALEN - 1)] = '\0';
+	}
 	return buf.data;
 }
 
 /*-------------------------------------------------------------------------
- * GreptimeDB's functions that a Debian-packaged extension provides under
- * another name: PostgreSQL's "function ... does not exist" for a call of
- * one, at that call, gets a hint naming it.  The calls are the raw tree's
+ * Functions of TimescaleDB and its Toolkit that flowpg does not have:
+ * PostgreSQL's "function ... does not exist" for a call of one, at that
+ * call, gets a hint saying what to use.  The calls are the raw tree's
  * (FuncCall nodes), matched by position with the error's.
  *-------------------------------------------------------------------------
  */
@@ -836,12 +857,6 @@ static const struct
 	const char *hint;
 }			function_hints[] =
 {
-	{"hll", "GreptimeDB's hll(x) is hll_add_agg(hll_hash_any(x)) of the extension hll (Debian package postgresql-15-hll; CREATE EXTENSION hll)."},
-	{"hll_count", "GreptimeDB's hll_count(state) is hll_cardinality(state) of the extension hll (Debian package postgresql-15-hll; CREATE EXTENSION hll)."},
-	{"hll_merge", "GreptimeDB's hll_merge(state) is hll_union_agg(state) of the extension hll (Debian package postgresql-15-hll; CREATE EXTENSION hll)."},
-	{"uddsketch_state", "GreptimeDB's uddsketch_state(buckets, error, x) corresponds to tdigest(x, compression) of the extension tdigest (Debian package postgresql-15-tdigest; CREATE EXTENSION tdigest)."},
-	{"uddsketch_merge", "GreptimeDB's uddsketch_merge(buckets, error, state) corresponds to tdigest(state) of the extension tdigest (Debian package postgresql-15-tdigest; CREATE EXTENSION tdigest)."},
-	{"uddsketch_calc", "GreptimeDB's uddsketch_calc(q, state) corresponds to tdigest_percentile(state, q) of the extension tdigest (Debian package postgresql-15-tdigest; CREATE EXTENSION tdigest)."},
 	{"time_bucket_gapfill", "TimescaleDB's time_bucket_gapfill fills empty buckets when a query reads them: a flow keeps the buckets that have rows; fill the gaps when reading the sink (generate_series of the buckets LEFT JOIN the sink)."},
 	{"locf", "TimescaleDB's locf fills gaps when a query reads them: read the sink with a window function such as last_value over the buckets instead."},
 	{"interpolate", "TimescaleDB's interpolate fills gaps when a query reads them: interpolate when reading the sink instead."},

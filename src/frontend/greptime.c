@@ -35,6 +35,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/regproc.h"
 #include "utils/varlena.h"
 
 #include "catalog.h"
@@ -156,7 +157,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 {
 	const char *query = pnstrdup(p->text + s->query_start, s->query_end - s->query_start);
 	int			offset = pg_mbstrlen_with_len(p->statement, s->query_start);
-	FlowQuerySource source = {p->statement, offset, true};
+	FlowQuerySource source = {p->statement, offset, true, false};
 	FlowDefinition def = {0};
 	PendingFlow *pending;
 	FlowEntry  *existing;
@@ -254,6 +255,9 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	if (starting_pending)
 		pending_remove(s->flow_name);	/* it is no longer pending */
 
+	source.sink_exists =
+		OidIsValid(RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(s->sink_name)),
+									NoLock, true));
 	def.flow_name = s->flow_name;
 	def.sink_name = s->sink_name;
 	def.query_text = query;

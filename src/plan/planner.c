@@ -716,7 +716,8 @@ plan_query_text(const char *query_text, int window_output, bool check_rights,
 				 errmsg("a flow's query must be a SELECT statement")));
 
 	moments = dialect_rewrite_raw((SelectStmt *) stmt->stmt, query_text,
-								  source && source->greptime_names);
+								  source && source->greptime_names,
+								  source && source->sink_exists);
 	query = dialect_analyze(stmt, query_text, source && source->greptime_names);
 	query = dialect_rewrite_query(query, moments, query_text);
 

@@ -142,6 +142,8 @@ typedef struct FlowQuerySource
 	const char *statement;
 	int			offset;			/* characters before the query */
 	bool		greptime_names;
+	/* the sink exists: an output's name too long to be a column is cut (matched by position) */
+	bool		sink_exists;
 } FlowQuerySource;
 
 /*
