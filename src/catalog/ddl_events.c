@@ -536,6 +536,9 @@ ddl_before_utility(Node *stmt)
 			 * the flows over its ancestors (in this transaction: a DROP that
 			 * fails takes the entries back).
 			 */
+			/* GreptimeDB's flows over the table become pending (ddl_suspend.c) */
+			if (drop->removeType == OBJECT_TABLE)
+				ddl_suspend_flows(relid);
 			if (drop->removeType == OBJECT_TABLE && capture_has_triggers(relid))
 				capture_log_inherited(relid);
 			if (drop->removeType == OBJECT_TABLE)

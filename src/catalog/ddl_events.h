@@ -46,4 +46,7 @@ extern void ddl_drop_context_callback(void *arg);
 /* Removes a flow: catalog row, dirty log, counters, views, triggers, guard. */
 extern void ddl_remove_flow(FlowEntry *entry);
 
+/* ddl_suspend.c: a table about to be dropped; GreptimeDB's flows over it become pending. */
+extern void ddl_suspend_flows(Oid relid);
+
 #endif							/* FLOWPG_DDL_EVENTS_H */
