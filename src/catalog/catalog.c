@@ -36,6 +36,7 @@
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/builtins.h"
+#include "utils/numeric.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/jsonb.h"
@@ -198,6 +199,18 @@ option_is_true(Jsonb *options, const char *key)
 	return v != NULL && v->type == jbvBool && v->val.boolean;
 }
 
+/* A number at the top of a flow's options, as int64; 0 when absent. */
+static int64
+option_int64(Jsonb *options, const char *key)
+{
+	JsonbValue	buf;
+	JsonbValue *v = getKeyJsonValueFromContainer(&options->root, key, strlen(key), &buf);
+
+	if (v == NULL || v->type != jbvNumeric)
+		return 0;
+	return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
+}
+
 static FlowEntry *
 entry_from_heap(HeapTuple tuple, TupleDesc desc)
 {
@@ -238,6 +251,8 @@ entry_from_heap(HeapTuple tuple, TupleDesc desc)
 	entry->options = DatumGetCString(DirectFunctionCall1(jsonb_out, values[Col_options - 1]));
 	entry->backfilled = option_is_true(DatumGetJsonbP(values[Col_options - 1]), "backfill");
 	entry->partial_states = option_is_true(DatumGetJsonbP(values[Col_options - 1]), "partial_states");
+	entry->computed_from = (TimestampTz) option_int64(DatumGetJsonbP(values[Col_options - 1]),
+													  "computed_from");
 	entry->state = text_value(values, nulls, Col_state);
 	entry->state_reason = text_value(values, nulls, Col_state_reason);
 	entry->deps_view = nulls[Col_deps_view - 1] ? InvalidOid :

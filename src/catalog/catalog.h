@@ -37,6 +37,7 @@ typedef struct FlowEntry
 	char	   *options;		/* jsonb, as text */
 	bool		backfilled;		/* options' "backfill": create_flow filled the sink */
 	bool		partial_states; /* options': a batching flow the streaming engine keeps */
+	TimestampTz computed_from;	/* options': without a backfill, its definition's start; 0 */
 	char	   *state;			/* active, failed, restoring */
 	char	   *state_reason;
 	Oid			deps_view;		/* flowpg_flows.<name>: records dependencies */

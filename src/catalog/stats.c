@@ -527,14 +527,14 @@ stats_forget(int64 flow_id)
 }
 
 bool
-stats_ever_ran(int64 flow_id)
+stats_ever_ran(int64 flow_id, TimestampTz since)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(flow_id)};
+	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum		values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(since)};
 	bool		ran;
 
 	privileged_query("SELECT 1 FROM flowpg.flow_run WHERE flow_id = $1 "
-							 "AND last_run_at IS NOT NULL", 1, types, values, NULL);
+							 "AND last_run_at >= $2", 2, types, values, NULL);
 	ran = SPI_processed > 0;
 	privileged_query_end();
 	return ran;

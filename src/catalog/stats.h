@@ -69,7 +69,7 @@ extern bool stats_last_tick(int64 flow_id, TimestampTz *tick);
 extern void stats_forget(int64 flow_id);
 
 /* Has the flow ever completed a run (so its sink was written)? */
-extern bool stats_ever_ran(int64 flow_id);
+extern bool stats_ever_ran(int64 flow_id, TimestampTz since);
 
 
 #endif							/* FLOWPG_STATS_H */

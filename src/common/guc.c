@@ -28,6 +28,7 @@ int			flowpg_slow_query_threshold_ms = 60 * 1000;
 int			flowpg_workers_per_database = 3;
 bool		flowpg_inline_aggregates = true;
 bool		flowpg_batching_partial_states = true;
+bool		flowpg_execute_backfill = true;
 
 
 /* Called from _PG_init while shared_preload_libraries loads flowpg. */
@@ -50,6 +51,17 @@ guc_define(void)
 							 &flowpg_inline_aggregates,
 							 true,
 							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("flowpg.execute_backfill",
+							 "Computes, for a flow flowpg.execute creates without WITH (backfill = ...), the rows its source already holds.",
+							 "Off: GreptimeDB's creation semantics -- a new flow computes only the windows "
+							 "its source's changes touch after its creation, and CREATE OR REPLACE "
+							 "keeps the sink's rows; verify_flow then compares those windows only.",
+							 &flowpg_execute_backfill,
+							 true,
+							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
 

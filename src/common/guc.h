@@ -23,6 +23,7 @@ extern int	flowpg_slow_query_threshold_ms;
 extern int	flowpg_workers_per_database;
 extern bool flowpg_inline_aggregates;
 extern bool flowpg_batching_partial_states;
+extern bool flowpg_execute_backfill;
 
 extern void guc_define(void);
 

@@ -551,8 +551,14 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 	}
 	else if (existing)
 	{
+		/*
+		 * Without a backfill the sink keeps its rows, as GreptimeDB's does;
+		 * the new definition computes the windows that change from now on
+		 * (a streaming flow's state is loaded anew for it).
+		 */
 		backfill_forget(entry->flow_id);	/* the old definition's */
-		dirty_log_append(entry->flow_id, true, 0, 0, 0);	/* the old rows are stale */
+		if (flow_on_streams(entry))
+			registry_request_reset(entry->flow_id);
 	}
 	/* EVAL INTERVAL: the first tick after now, a multiple of it since the epoch */
 	if (eval_interval)

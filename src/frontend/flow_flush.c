@@ -108,7 +108,23 @@ flush_one(FlowEntry *entry)
 		if (flowpg_enabled && !entry->written_here && !backfilling &&
 			!stream_capture_changed(entry->flow_id) &&
 			!flow_locks_held_by_me(entry))
+		{
 			outcome = registry_flush_and_wait(entry->flow_id, &rows);
+
+			/*
+			 * A flow created without a backfill computes the windows that
+			 * change from its creation on, which only the worker's state
+			 * knows: the recompute below would write every window.  A
+			 * worker that is starting is waited for (up to 10 s).
+			 */
+			for (int waited = 0; outcome == FLUSH_NO_WORKER && !entry->backfilled &&
+				 waited < 200; waited++)
+			{
+				CHECK_FOR_INTERRUPTS();
+				pg_usleep(50 * 1000L);
+				outcome = registry_flush_and_wait(entry->flow_id, &rows);
+			}
+		}
 		/* (the worker's answer sets the flow's last flush, in shared memory) */
 		if (outcome == FLUSH_DONE)
 			return rows;

@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "utils/json.h"
 
@@ -74,6 +75,10 @@ flow_options(const FlowDefinition *def, FlowPlan *plan, FlowEntry *entry,
 		appendStringInfoString(&buf, ", \"recording_rule\": true");
 	if (entry->partial_states)
 		appendStringInfoString(&buf, ", \"partial_states\": true");
+	/* without a backfill, the windows written from now on are the flow's (verify.c) */
+	if (!def->backfill)
+		appendStringInfo(&buf, ", \"computed_from\": " INT64_FORMAT,
+						 (int64) GetCurrentTransactionStartTimestamp());
 	if (def->written_query)
 	{
 		appendStringInfoString(&buf, ", \"written_query\": ");

@@ -42,6 +42,7 @@
 #include "utils/timestamp.h"
 
 #include "flow_api.h"
+#include "guc.h"
 #include "greptime_parse.h"
 
 /* The scanner is asked to know no keywords: every word is an IDENT. */
@@ -867,7 +868,7 @@ greptime_parse(Parser *p, const char *statement)
 		if (accept_char(p, ';'))
 			continue;			/* an empty statement */
 		s = palloc0(sizeof(FlowStatement));
-		s->backfill = true;
+		s->backfill = flowpg_execute_backfill;
 		s->mode = "auto";
 		s->stmt_start = current(p)->start;
 		p->statement_first = p->pos;

@@ -158,7 +158,7 @@ column_list(VerifyColumn *cols, int ncols, bool floats)
  */
 static char *
 comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
-			   int window_param, bool keyed)
+			   int window_param, bool keyed, const char *written_windows)
 {
 	FlowPlan   *plan = run->plan;
 	Query	   *query = copyObject(plan->query);
@@ -190,9 +190,14 @@ comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].query_expr, i + 1);
 	appendStringInfo(&sql, " FROM (%s) q", pg_get_querydef(query, false));
+	appendStringInfoString(&sql, " WHERE true");
 	/* a shared sink: a group whose values are all NULL is no group (sink_sharing.c) */
 	if (own_values)
-		appendStringInfo(&sql, " WHERE NOT ROW(%s) IS NULL", own_values);
+		appendStringInfo(&sql, " AND NOT ROW(%s) IS NULL", own_values);
+	/* a flow without a backfill: the windows it wrote */
+	if (written_windows)
+		appendStringInfo(&sql, " AND %s IN (%s)", cols[plan->window_output].query_value,
+						 written_windows);
 	appendStringInfoString(&sql, "), s AS MATERIALIZED (SELECT ");
 	for (int i = 0; i < plan->noutputs; i++)
 		appendStringInfo(&sql, "%s%s AS c%d", i ? ", " : "", cols[i].sink_expr, i + 1);
@@ -206,6 +211,9 @@ comparison_sql(BatchRun *run, VerifyColumn *cols, List *ranges, bool tolerant,
 						 window_param);
 	if (own_values)
 		appendStringInfo(&sql, " AND NOT ROW(%s) IS NULL", own_values);
+	if (written_windows)
+		appendStringInfo(&sql, " AND s.%s IN (%s)",
+						 quote_identifier(plan->outputs[plan->window_output].name), written_windows);
 	if (keyed)
 		/* a recording rule: the sink's rows of the tick its query is evaluated at */
 		appendStringInfo(&sql, " AND (%s)", sink_tick_condition(sink_relid, plan, "s"));
@@ -328,6 +336,8 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	TimestampTz tick = 0;
 	bool		has_tick = false;
 	TimestampTz horizon = 0;
+	char	   *written_windows = NULL;
+	bool		written_by_flow = false;
 
 	/* the sink goes with its flow: once locked, dropped only if already gone */
 	LockRelationOid(entry->sink_relid, AccessShareLock);
@@ -369,10 +379,29 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 										 &argtypes[nargs]);
 		nargs++;
 	}
+	/* a flow created without a backfill answers for the windows it wrote since */
+	if (!entry->backfilled && run.plan->window_output >= 0 && !recording_rule &&
+		entry->computed_from != 0)
+	{
+		const char *wcol = quote_identifier(run.plan->outputs[run.plan->window_output].name);
+		char	   *sink = sink_qualified_relation_name(entry->sink_relid);
+
+		written_by_flow = sink_fills_update_at(entry->sink_relid, run.plan);
+		if (written_by_flow)
+		{
+			argtypes[nargs] = TIMESTAMPTZOID;
+			args[nargs++] = TimestampTzGetDatum(entry->computed_from);
+			written_windows = psprintf("SELECT x.%s FROM %s x WHERE x.update_at >= $%d",
+									   wcol, sink, nargs);
+		}
+		else
+			written_windows = psprintf("SELECT x.%s FROM %s x", wcol, sink);
+	}
 	if (sink_projection_key(entry->sink_relid, run.plan, InvalidOid, &key))
 		sql = projection_comparison_sql(&run, cols, &key);
 	else
-		sql = comparison_sql(&run, cols, ranges, tolerant, nargs, run.plan->recording_rule);
+		sql = comparison_sql(&run, cols, ranges, tolerant, ranges != NIL ? (tolerant ? 2 : 1) : 0,
+							 run.plan->recording_rule, written_windows);
 
 	/* a recording rule's last evaluation is checked: now() is its time */
 	if (recording_rule)
@@ -398,6 +427,13 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 				(errmsg("flow \"%s\" was compared from its horizon, %s, on",
 						entry->flow_name, timestamptz_to_str(horizon)),
 				 errdetail("The windows before the horizon of expire_after are frozen: they keep the rows they had, whatever happens to the source's rows there.")));
+	if (written_windows)
+		ereport(NOTICE,
+				(errmsg("flow \"%s\" was created without a backfill: only the windows it wrote %s were compared",
+						entry->flow_name,
+						written_by_flow ? psprintf("since %s", timestamptz_to_str(entry->computed_from)) :
+						"(those the sink holds)"),
+				 errdetail("Without a backfill a flow computes the windows that change after its creation, as GreptimeDB's flows do; the others are not its query's.")));
 	if (run.plan->recording_rule)
 		ereport(NOTICE,
 				(errmsg("flow \"%s\" is a recording rule: only the sink rows of %s were compared",

@@ -356,12 +356,16 @@ refill_recomputed(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole)
 	refill(flow, plan, ranges, whole, false);
 }
 
-/* Has the flow's sink been written before (or filled by create_flow)? */
+/*
+ * Has the flow's sink been written before (or filled by create_flow)?  A
+ * flow without a backfill: by its current definition (the first load of a
+ * new or replaced one writes only what changes from then on).
+ */
 static bool
 sink_was_filled(StreamFlow *flow)
 {
 	return flow->entry->backfilled ||
-		stats_ever_ran(flow->flow_id);
+		stats_ever_ran(flow->flow_id, flow->entry->computed_from);
 }
 
 /* First round of a flow, or after its state was lost: the state from the source. */
