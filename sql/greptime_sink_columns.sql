@@ -141,7 +141,7 @@ CREATE FLOW dev_count SINK TO per_device EVAL INTERVAL '1 minute' AS
 SELECT device, date_bin(INTERVAL '1 minute', ts) AS time_window, count(v) AS n
 FROM readings WHERE v < 100 GROUP BY device, time_window
 $$);
-SELECT flow_name, mode FROM flowpg.flows WHERE flow_name LIKE 'dev\_%' ORDER BY flow_name;
+SELECT flow_name, mode FROM flowpg.flows WHERE flow_name IN ('dev_sum', 'dev_count') ORDER BY flow_name;
 SELECT flowpg.flush_flow('dev_sum') >= 0 AS s, flowpg.flush_flow('dev_count') >= 0 AS c;
 SELECT device, time_window, total, hi, n FROM per_device ORDER BY 1, 2;
 -- rows only one flow has (v >= 100 is not counted), updates, deletes

@@ -549,16 +549,21 @@ flow_create(const FlowDefinition *def, FlowCreated *outcome)
 			registry_request_reset(entry->flow_id);
 		}
 	}
-	else if (existing)
+	else if (existing && def->written_query)
 	{
 		/*
-		 * Without a backfill the sink keeps its rows, as GreptimeDB's does;
-		 * the new definition computes the windows that change from now on
-		 * (a streaming flow's state is loaded anew for it).
+		 * GreptimeDB's semantics (flowpg.execute without a backfill): the
+		 * sink keeps its rows; the new definition computes the windows that
+		 * change from now on (a streaming flow's state is loaded anew).
 		 */
 		backfill_forget(entry->flow_id);	/* the old definition's */
 		if (flow_on_streams(entry))
 			registry_request_reset(entry->flow_id);
+	}
+	else if (existing)
+	{
+		backfill_forget(entry->flow_id);	/* the old definition's */
+		dirty_log_append(entry->flow_id, true, 0, 0, 0);	/* the old rows are stale */
 	}
 	/* EVAL INTERVAL: the first tick after now, a multiple of it since the epoch */
 	if (eval_interval)

@@ -75,8 +75,12 @@ flow_options(const FlowDefinition *def, FlowPlan *plan, FlowEntry *entry,
 		appendStringInfoString(&buf, ", \"recording_rule\": true");
 	if (entry->partial_states)
 		appendStringInfoString(&buf, ", \"partial_states\": true");
-	/* without a backfill, the windows written from now on are the flow's (verify.c) */
-	if (!def->backfill)
+	/*
+	 * GreptimeDB's creation semantics (flowpg.execute without a backfill):
+	 * the windows written from now on are the flow's (verify.c), and a
+	 * replaced flow keeps the sink's rows (flow_api.c).
+	 */
+	if (!def->backfill && def->written_query)
 		appendStringInfo(&buf, ", \"computed_from\": " INT64_FORMAT,
 						 (int64) GetCurrentTransactionStartTimestamp());
 	if (def->written_query)
