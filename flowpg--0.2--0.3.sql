@@ -734,3 +734,81 @@ COMMENT ON AGGREGATE flowpg.uddsketch_merge(integer, double precision, bytea) IS
 	'the UDDSketch of the union of UDDSketches of those parameters, as GreptimeDB''s uddsketch_merge';
 COMMENT ON FUNCTION flowpg.uddsketch_calc(double precision, bytea) IS
 	'the estimated quantile of a UDDSketch (NULL for a sketch of no value), as GreptimeDB''s uddsketch_calc';
+
+/*
+ * 0.3 (issue 40): PromQL's range functions as aggregates over one series'
+ * samples (src/plan/prom_range.c): prom_rate, prom_increase, prom_delta
+ * (ts, value, range_start, range_end) with Prometheus's extrapolation to
+ * the range's edges, and prom_irate, prom_idelta (ts, value) from the
+ * last two samples.  NULL for fewer than two samples.
+ */
+CREATE FUNCTION flowpg._prom_range_trans(internal, timestamptz, double precision,
+										 timestamptz, timestamptz)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_prom_samples_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_instant_trans(internal, timestamptz, double precision)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_prom_samples_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_samples_combine(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_prom_samples_combine'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_samples_serialize(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'flowpg_prom_samples_serialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_samples_deserialize(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_prom_samples_deserialize'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_rate_final(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'flowpg_prom_rate_final'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_increase_final(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'flowpg_prom_increase_final'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_delta_final(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'flowpg_prom_delta_final'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_irate_final(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'flowpg_prom_irate_final'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_idelta_final(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'flowpg_prom_idelta_final'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE flowpg.prom_rate(ts timestamptz, value double precision,
+								  range_start timestamptz, range_end timestamptz) (
+	SFUNC = flowpg._prom_range_trans, STYPE = internal,
+	COMBINEFUNC = flowpg._prom_samples_combine,
+	SERIALFUNC = flowpg._prom_samples_serialize, DESERIALFUNC = flowpg._prom_samples_deserialize,
+	FINALFUNC = flowpg._prom_rate_final, FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE);
+CREATE AGGREGATE flowpg.prom_increase(ts timestamptz, value double precision,
+									  range_start timestamptz, range_end timestamptz) (
+	SFUNC = flowpg._prom_range_trans, STYPE = internal,
+	COMBINEFUNC = flowpg._prom_samples_combine,
+	SERIALFUNC = flowpg._prom_samples_serialize, DESERIALFUNC = flowpg._prom_samples_deserialize,
+	FINALFUNC = flowpg._prom_increase_final, FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE);
+CREATE AGGREGATE flowpg.prom_delta(ts timestamptz, value double precision,
+								   range_start timestamptz, range_end timestamptz) (
+	SFUNC = flowpg._prom_range_trans, STYPE = internal,
+	COMBINEFUNC = flowpg._prom_samples_combine,
+	SERIALFUNC = flowpg._prom_samples_serialize, DESERIALFUNC = flowpg._prom_samples_deserialize,
+	FINALFUNC = flowpg._prom_delta_final, FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE);
+CREATE AGGREGATE flowpg.prom_irate(ts timestamptz, value double precision) (
+	SFUNC = flowpg._prom_instant_trans, STYPE = internal,
+	COMBINEFUNC = flowpg._prom_samples_combine,
+	SERIALFUNC = flowpg._prom_samples_serialize, DESERIALFUNC = flowpg._prom_samples_deserialize,
+	FINALFUNC = flowpg._prom_irate_final, FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE);
+CREATE AGGREGATE flowpg.prom_idelta(ts timestamptz, value double precision) (
+	SFUNC = flowpg._prom_instant_trans, STYPE = internal,
+	COMBINEFUNC = flowpg._prom_samples_combine,
+	SERIALFUNC = flowpg._prom_samples_serialize, DESERIALFUNC = flowpg._prom_samples_deserialize,
+	FINALFUNC = flowpg._prom_idelta_final, FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE);
+COMMENT ON AGGREGATE flowpg.prom_rate(timestamptz, double precision, timestamptz, timestamptz) IS
+	'PromQL''s rate() of one series'' samples in (range_start, range_end], per second, extrapolated as Prometheus does';
+COMMENT ON AGGREGATE flowpg.prom_increase(timestamptz, double precision, timestamptz, timestamptz) IS
+	'PromQL''s increase() of one series'' samples in (range_start, range_end], extrapolated as Prometheus does';
+COMMENT ON AGGREGATE flowpg.prom_delta(timestamptz, double precision, timestamptz, timestamptz) IS
+	'PromQL''s delta() of one series'' samples in (range_start, range_end], extrapolated as Prometheus does';
+COMMENT ON AGGREGATE flowpg.prom_irate(timestamptz, double precision) IS
+	'PromQL''s irate(): the per-second increase between the last two samples';
+COMMENT ON AGGREGATE flowpg.prom_idelta(timestamptz, double precision) IS
+	'PromQL''s idelta(): the difference between the last two samples';

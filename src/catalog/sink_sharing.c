@@ -101,7 +101,50 @@ why_not_shareable(FlowPlan *plan)
 		return plan->is_aggregate ? "it has no GROUP BY" : "it has no aggregates";
 	if (plan->recording_rule)
 		return "it is a recording rule";
+	for (int i = 0; i < plan->noutputs; i++)
+		if (!plan->outputs[i].is_group_key)
+			return NULL;
+	return "it writes no column besides the key";
+}
+
+/* The same of a flow of the catalog. */
+static const char *
+why_other_not_shareable(FlowEntry *other, List *other_values)
+{
+	if (!other->is_aggregate)
+		return psprintf("flow \"%s\" has no aggregates", other->flow_name);
+	if (other->options && strstr(other->options, "\"recording_rule\": true"))
+		return psprintf("flow \"%s\" is a recording rule", other->flow_name);
+	if (other_values == NIL)
+		return psprintf("flow \"%s\" writes no column besides the key", other->flow_name);
 	return NULL;
+}
+
+/* A value column of a shared sink must take NULL, and be NULL until written. */
+static void
+check_value_column(Oid sink_relid, const char *column)
+{
+	AttrNumber	attnum = get_attnum(sink_relid, column);
+	Relation	rel;
+	Form_pg_attribute attr;
+	bool		notnull;
+	bool		hasdef;
+
+	if (attnum <= 0)
+		return;					/* no such column: sink_check_columns says so */
+	rel = table_open(sink_relid, AccessShareLock);
+	attr = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	notnull = attr->attnotnull;
+	hasdef = attr->atthasdef;
+	table_close(rel, AccessShareLock);
+	if (notnull || hasdef)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("column \"%s\" of shared sink table \"%s\" is %s",
+						column, get_rel_name(sink_relid), notnull ? "NOT NULL" : "given a default"),
+				 errdetail("In a sink several flows write, a key's row holds NULL in the columns of a flow that has no group of that key."),
+				 errhint("ALTER TABLE %s ALTER COLUMN %s %s;", sink_qualified_relation_name(sink_relid),
+						 quote_identifier(column), notnull ? "DROP NOT NULL" : "DROP DEFAULT")));
 }
 
 void
@@ -131,8 +174,8 @@ sink_check_sharing(Oid sink_relid, const char *flow_name, FlowPlan *plan, int64 
 		ListCell   *vc;
 
 		entry_columns(other, &other_keys, &other_values);
-		if (why == NULL && !other->is_aggregate)
-			why = psprintf("flow \"%s\" has no aggregates", other->flow_name);
+		if (why == NULL)
+			why = why_other_not_shareable(other, other_values);
 		if (why == NULL && !same_names(keys, other_keys))
 			why = psprintf("flow \"%s\" groups by (%s), this flow by (%s)", other->flow_name,
 						   names_text(other_keys), names_text(keys));
@@ -152,25 +195,18 @@ sink_check_sharing(Oid sink_relid, const char *flow_name, FlowPlan *plan, int64 
 								   names_text(keys)),
 						 errhint("Name the output otherwise (AS) and add a column for it, or write this flow into a sink of its own.")));
 	}
-	/* a value column another flow may leave NULL must take NULL, and be NULL until written */
+	/* every flow's value columns: each leaves the others' NULL */
 	foreach(lc, values)
+		check_value_column(sink_relid, strVal(lfirst(lc)));
+	foreach(lc, others)
 	{
-		AttrNumber	attnum = get_attnum(sink_relid, strVal(lfirst(lc)));
-		Relation	rel = table_open(sink_relid, AccessShareLock);
-		Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
-		bool		notnull = attr->attnotnull;
-		bool		hasdef = attr->atthasdef;
+		List	   *other_keys = NIL;
+		List	   *other_values = NIL;
+		ListCell   *vc;
 
-		table_close(rel, AccessShareLock);
-		if (notnull || hasdef)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-					 errmsg("column \"%s\" of shared sink table \"%s\" is %s",
-							strVal(lfirst(lc)), relname, notnull ? "NOT NULL" : "given a default"),
-					 errdetail("In a sink several flows write, a key's row holds NULL in the columns of a flow that has no group of that key."),
-					 errhint("ALTER TABLE %s ALTER COLUMN %s %s;", sink_qualified_relation_name(sink_relid),
-							 quote_identifier(strVal(lfirst(lc))),
-							 notnull ? "DROP NOT NULL" : "DROP DEFAULT")));
+		entry_columns(lfirst(lc), &other_keys, &other_values);
+		foreach(vc, other_values)
+			check_value_column(sink_relid, strVal(lfirst(vc)));
 	}
 }
 

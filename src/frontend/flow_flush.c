@@ -117,11 +117,13 @@ flush_one(FlowEntry *entry)
 			 * knows: the recompute below would write every window.  A
 			 * worker that is starting is waited for (up to 10 s).
 			 */
-			for (int waited = 0; outcome == FLUSH_NO_WORKER && !entry->backfilled &&
+			for (int waited = 0; outcome == FLUSH_NO_WORKER && entry->computed_from != 0 &&
 				 waited < 200; waited++)
 			{
+				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 50, PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
 				CHECK_FOR_INTERRUPTS();
-				pg_usleep(50 * 1000L);
 				outcome = registry_flush_and_wait(entry->flow_id, &rows);
 			}
 		}

@@ -13,6 +13,7 @@
 #include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "utils/json.h"
+#include "utils/timestamp.h"
 
 #include "catalog.h"
 #include "flow_api.h"
@@ -82,7 +83,7 @@ flow_options(const FlowDefinition *def, FlowPlan *plan, FlowEntry *entry,
 	 */
 	if (!def->backfill && def->written_query)
 		appendStringInfo(&buf, ", \"computed_from\": " INT64_FORMAT,
-						 (int64) GetCurrentTransactionStartTimestamp());
+						 (int64) GetCurrentTimestamp());	/* after any run of the old one */
 	if (def->written_query)
 	{
 		appendStringInfoString(&buf, ", \"written_query\": ");

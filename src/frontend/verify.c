@@ -325,8 +325,8 @@ verify_flow(FlowEntry *entry, float8 tolerance)
 	VerifyColumn *cols;
 	List	   *ranges;
 	bool		tolerant = false;
-	Oid			argtypes[2];
-	Datum		args[2];
+	Oid			argtypes[3];		/* tolerance, horizon, computed_from */
+	Datum		args[3];
 	int			nargs = 0;
 	char	   *sql;
 	bool		isnull;

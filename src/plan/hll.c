@@ -236,9 +236,12 @@ merge_bytes(HllState *state, bytea *sketch)
 			refuse_sketch("a sparse sketch has the wrong length");
 		for (Size p = 1; p < len; p += 4)
 		{
-			uint32		entry = pg_ntoh32(*(const uint32 *) (data + p));
+			uint32		entry;
 
-			if ((entry & 0x3F) == 0 || (entry & 0x3F) > 64 - HLL_SPARSE_PRECISION + 1)
+			memcpy(&entry, data + p, sizeof(entry));	/* unaligned */
+			entry = pg_ntoh32(entry);
+			if ((entry >> 6) >= (1U << HLL_SPARSE_PRECISION) ||
+				(entry & 0x3F) == 0 || (entry & 0x3F) > 64 - HLL_SPARSE_PRECISION + 1)
 				refuse_sketch("a register is out of range");
 			sparse_add(state, entry);
 		}

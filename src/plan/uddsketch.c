@@ -35,7 +35,9 @@
 #include <math.h>
 
 #include "fmgr.h"
+#include "common/int.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(flowpg_uddsketch_trans);
@@ -78,10 +80,11 @@ typedef struct UddSketch
 static void
 check_parameters(int32 max_buckets, double error)
 {
-	if (max_buckets < 2 || max_buckets > UDD_MAX_BUCKETS)
+	/* collapsing leaves up to 5 buckets (keys 0 and 1 of each sign, zero) */
+	if (max_buckets < 5 || max_buckets > UDD_MAX_BUCKETS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the bucket count of a UDDSketch must be between 2 and %d, not %d",
+				 errmsg("the bucket count of a UDDSketch must be between 5 and %d, not %d",
 						UDD_MAX_BUCKETS, max_buckets)));
 	if (!(error > 0 && error < 1))
 		ereport(ERROR,
@@ -179,6 +182,7 @@ buckets_collapse(Buckets *buckets)
 static void
 collapse(UddSketch *sketch)
 {
+	CHECK_FOR_INTERRUPTS();
 	buckets_collapse(&sketch->negative);
 	buckets_collapse(&sketch->positive);
 	sketch->error = 2.0 * sketch->error / (1.0 + sketch->error * sketch->error);
@@ -264,6 +268,15 @@ serialize(UddSketch *sketch)
 }
 
 static void
+refuse_sketch(const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("invalid UDDSketch: %s", why),
+			 errhint("Pass a value made by flowpg.uddsketch_state or flowpg.uddsketch_merge.")));
+}
+
+static void
 read_buckets(StringInfo buf, UddSketch *sketch, Buckets *buckets, int n)
 {
 	int64		previous = PG_INT64_MIN;
@@ -306,10 +319,14 @@ deserialize(MemoryContext memory, bytea *bytes)
 	initial_error = pq_getmsgfloat8(&buf);
 	sketch = sketch_create(memory, max_buckets, initial_error);
 	sketch->collapses = pq_getmsgint(&buf, 4);
-	sketch->error = pq_getmsgfloat8(&buf);
+	(void) pq_getmsgfloat8(&buf);	/* the error, derived below */
 	sketch->count = pq_getmsgint64(&buf);
 	sketch->sum = pq_getmsgfloat8(&buf);
 	sketch->zeros = pq_getmsgint64(&buf);
+	if (sketch->collapses < 0 || sketch->collapses > 64 || sketch->count < 0 || sketch->zeros < 0)
+		refuse_sketch("its counts are out of range");
+	for (int i = 0; i < sketch->collapses; i++)
+		sketch->error = 2.0 * sketch->error / (1.0 + sketch->error * sketch->error);
 	nnegative = pq_getmsgint(&buf, 4);
 	npositive = pq_getmsgint(&buf, 4);
 	if (nnegative < 0 || npositive < 0 || nnegative + npositive > max_buckets)
@@ -319,6 +336,19 @@ deserialize(MemoryContext memory, bytea *bytes)
 	read_buckets(&buf, sketch, &sketch->negative, nnegative);
 	read_buckets(&buf, sketch, &sketch->positive, npositive);
 	pq_getmsgend(&buf);
+	{
+		/* the counts add up: uddsketch_calc walks the buckets by them */
+		int64		total = sketch->zeros;
+
+		for (int i = 0; i < sketch->negative.n; i++)
+			if (pg_add_s64_overflow(total, sketch->negative.items[i].count, &total))
+				refuse_sketch("its counts are out of range");
+		for (int i = 0; i < sketch->positive.n; i++)
+			if (pg_add_s64_overflow(total, sketch->positive.items[i].count, &total))
+				refuse_sketch("its counts are out of range");
+		if (total != sketch->count)
+			refuse_sketch("its bucket counts do not add up to its count");
+	}
 	return sketch;
 }
 
