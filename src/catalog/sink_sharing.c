@@ -15,9 +15,10 @@
  * all NULL (a group whose every value is NULL is, in a shared sink, the
  * same as no group: GreptimeDB merges the last non-NULL values too).
  *
- * Sharing is decided from the catalog at every write (sink_shared_values),
- * so a flow that starts sharing its sink with one created later changes
- * how it deletes from its next write on.  Projections, global aggregates
+ * Sharing is decided from the catalog at every write (sink_shared_values,
+ * kept per backend until the catalog changes), so a flow that starts
+ * sharing its sink with one created later changes how it deletes from its
+ * next write on.  Projections, global aggregates
  * and recording rules do not share: their rows are not keyed by groups
  * the other flows have.
  *
@@ -29,6 +30,9 @@
 #include "nodes/parsenodes.h"
 #include "optimizer/optimizer.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -210,22 +214,73 @@ sink_check_sharing(Oid sink_relid, const char *flow_name, FlowPlan *plan, int64 
 	}
 }
 
+/*
+ * Whether a sink is shared is asked at every write: the answers are kept
+ * per backend until flowpg's catalog changes (catalog_changed invalidates
+ * its relcache entry, which every backend processes).
+ */
+typedef struct SharedAnswer
+{
+	Oid			sink_relid;		/* the hash key */
+	char	   *values;			/* NULL: one flow writes it */
+} SharedAnswer;
+
+static HTAB *shared_answers = NULL;
+static MemoryContext shared_answers_memory = NULL;
+static Oid	shared_answers_catalog = InvalidOid;
+
+static void
+shared_answers_callback(Datum arg, Oid relid)
+{
+	if (shared_answers != NULL &&
+		(relid == InvalidOid || relid == shared_answers_catalog))
+	{
+		MemoryContextReset(shared_answers_memory);
+		shared_answers = NULL;
+	}
+}
+
 char *
 sink_shared_values(Oid sink_relid, FlowPlan *plan)
 {
-	List	   *flows = catalog_get_all_by_sink(sink_relid);
+	SharedAnswer *answer;
+	bool		found;
+	List	   *flows;
 	List	   *values = NIL;
 	ListCell   *lc;
 
-	if (list_length(flows) < 2)
-		return NULL;
-	foreach(lc, flows)
+	if (shared_answers_memory == NULL)
 	{
-		List	   *keys = NIL;
-
-		entry_columns(lfirst(lc), &keys, &values);
+		shared_answers_memory = AllocSetContextCreate(TopMemoryContext, "flowpg shared sinks",
+													  ALLOCSET_SMALL_SIZES);
+		CacheRegisterRelcacheCallback(shared_answers_callback, (Datum) 0);
 	}
-	return names_text(values);
+	if (shared_answers == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(SharedAnswer);
+		ctl.hcxt = shared_answers_memory;
+		shared_answers = hash_create("flowpg shared sinks", 16, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		shared_answers_catalog = catalog_relid();
+	}
+	answer = hash_search(shared_answers, &sink_relid, HASH_FIND, NULL);
+	if (answer)
+		return answer->values ? pstrdup(answer->values) : NULL;
+
+	flows = catalog_get_all_by_sink(sink_relid);
+	if (list_length(flows) >= 2)
+		foreach(lc, flows)
+		{
+			List	   *keys = NIL;
+
+			entry_columns(lfirst(lc), &keys, &values);
+		}
+	answer = hash_search(shared_answers, &sink_relid, HASH_ENTER, &found);
+	answer->values = values ? MemoryContextStrdup(shared_answers_memory, names_text(values)) : NULL;
+	return answer->values ? pstrdup(answer->values) : NULL;
 }
 
 bool
