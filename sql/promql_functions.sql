@@ -63,6 +63,41 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 DROP TABLE many;
 
+-- in a recording rule: rate(x[5m]) at each tick (one transaction: the
+-- flush's tick is the minute of its now(), as the rows' times are)
+CREATE TABLE http_requests_total (host text, requests float8, ts timestamptz NOT NULL);
+BEGIN;
+INSERT INTO http_requests_total
+SELECT h, i * (CASE h WHEN 'a' THEN 2 ELSE 3 END), date_trunc('minute', now()) - i * interval '15 seconds'
+  FROM generate_series(0, 30) i, unnest(ARRAY['a', 'b']) h;
+SELECT flowpg.create_flow('rate_5m', 'rate_5m_sink', $$
+  SELECT date_trunc('minute', now()) AS at, host,
+         flowpg.prom_rate(ts, requests, date_trunc('minute', now()) - interval '5 minutes',
+                          date_trunc('minute', now())) AS rate
+    FROM http_requests_total
+   WHERE ts > date_trunc('minute', now()) - interval '5 minutes'
+     AND ts <= date_trunc('minute', now())
+   GROUP BY 1, 2$$, eval_interval => '1 minute') > 0 AS created;
+SELECT flowpg.flush_flow('rate_5m') >= 0 AS flushed;
+-- read forwards, a's counter falls by 2 every 15 s: in (T - 300 s, T] its
+-- 20 samples go 38, 36, .., 0, each step a reset: 0 - 38 + (38 + 36 + ..
+-- + 2) = 342.  The first sample is 15 s after the range's start, within
+-- 1.1 x 15 s: extrapolated to it (the zero point, 285 x 38 / 342 = 31.7 s
+-- back, is further); the last is at T.  increase = 342 x 300 / 285 = 360,
+-- rate = 1.2.  b (steps of 3): 513 x 300 / 285 / 300 = 1.8.
+SELECT s.host, round(s.rate::numeric, 6) AS rate, s.rate = q.rate AS same_as_query
+  FROM rate_5m_sink s
+  JOIN (SELECT host, flowpg.prom_rate(ts, requests, date_trunc('minute', now()) - interval '5 minutes',
+                                      date_trunc('minute', now())) AS rate
+          FROM http_requests_total
+         WHERE ts > date_trunc('minute', now()) - interval '5 minutes' AND ts <= date_trunc('minute', now())
+         GROUP BY host) q USING (host)
+ ORDER BY 1;
+COMMIT;
+SELECT flowpg.verify_flow('rate_5m') AS mismatches;
+SELECT flowpg.drop_flow('rate_5m');
+DROP TABLE http_requests_total, rate_5m_sink;
+
 -- refused: a range that differs between rows of a group, or ends before it starts
 \set VERBOSITY terse
 SELECT flowpg.prom_rate(ts, v, ts - interval '1 minute', ts) FROM samples WHERE series = 'a';
