@@ -75,6 +75,27 @@ GROUP BY
     "number", extra, time_window;
 $$);
 
+-- flow_sink_schema_mismatch's last case: merge_mode = 'last_non_null' (here
+-- the flow's option) does not excuse a sink key the flow does not write
+CREATE TABLE lnn_source_mm (device TEXT, val DOUBLE PRECISION, ts timestamp(3) NOT NULL);
+CREATE TABLE lnn_sink_mm (
+    device TEXT NOT NULL,
+    time_window timestamp(3) NOT NULL,
+    cnt BIGINT,
+    PRIMARY KEY (device, time_window)
+);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW lnn_missing_pk_flow
+SINK TO lnn_sink_mm WITH (merge_mode = ''last_non_null'') AS
+SELECT
+    date_bin(INTERVAL ''1 second'', ts) as time_window,
+    count(*) as cnt
+FROM
+    lnn_source_mm
+GROUP BY
+    time_window')$$);
+SELECT count(*) AS left_behind FROM flowpg.flows WHERE flow_name = 'lnn_missing_pk_flow';
+DROP TABLE lnn_source_mm, lnn_sink_mm;
+
 -- a sink column the flow does not write, without a default: refused,
 -- named; nothing is left behind
 CREATE TABLE extra_col (
