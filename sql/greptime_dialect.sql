@@ -430,7 +430,8 @@ SELECT flow_name FROM flowpg.execute($$SHOW FLOWS LIKE "no""such%"$$);
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW filter_numbers_quoted');
 DROP TABLE test_tsid_output;
 
--- tsid_on_phy: a TQL flow (with SINK TO 'name'): not supported yet
+-- tsid_on_phy: a TQL flow (with SINK TO 'name') using histogram_quantile,
+-- which flowpg's TQL does not have yet (greptime_tql has TQL flows)
 SELECT * FROM try($$SELECT * FROM flowpg.execute($q$
 CREATE FLOW IF NOT EXISTS test_tsid
 SINK TO 'test_tsid_output'
@@ -448,7 +449,9 @@ histogram_quantile(
   )
 );
 $q$)$$);
--- flow_tql_flownode_addrs (a unit PostgreSQL's scanner cannot read: 5s)
+-- flow_tql_flownode_addrs (a unit PostgreSQL's scanner cannot read: 5s):
+-- the TQL text is not scanned as SQL; its table does not exist here, and
+-- the second form lacks EVAL INTERVAL
 SELECT * FROM try($$SELECT * FROM flowpg.execute($q$
 CREATE FLOW calc_reqs SINK TO cnt_reqs EVAL INTERVAL '1m' AS
 TQL EVAL (now() - '1m'::interval, now(), '5s') count_values("status_code", http_requests);

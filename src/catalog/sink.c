@@ -721,6 +721,7 @@ sink_tick_condition(Oid sink_relid, FlowPlan *plan, const char *alias)
 		Oid			atttype;
 		int32		atttypmod;
 		Oid			attcollation;
+		char	   *type;
 
 		if (tle->resjunk)
 			continue;
@@ -729,12 +730,20 @@ sink_tick_condition(Oid sink_relid, FlowPlan *plan, const char *alias)
 			continue;
 		get_atttypetypmodcoll(sink_relid, get_attnum(sink_relid, out->name),
 							  &atttype, &atttypmod, &attcollation);
-		appendStringInfo(&buf, "%s%s.%s IS NOT DISTINCT FROM CAST((%s) AS %s)",
-						 buf.len ? " AND " : "", alias, quote_identifier(out->name),
-						 deparse_expression((Node *) tle->expr, NIL, false, false),
-						 format_type_extended(atttype, atttypmod,
-											  FORMAT_TYPE_TYPEMOD_GIVEN |
-											  FORMAT_TYPE_FORCE_QUALIFY));
+		type = format_type_extended(atttype, atttypmod,
+									FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+		/* the steps of the tick (TQL): the rows from its first step to its last */
+		if (output - 1 == plan->tick_steps_output)
+			appendStringInfo(&buf, "%s%s.%s BETWEEN CAST((%s) AS %s) AND CAST((%s) AS %s)",
+							 buf.len ? " AND " : "", alias, quote_identifier(out->name),
+							 deparse_expression((Node *) plan->tick_steps_start, NIL, false, false),
+							 type,
+							 deparse_expression((Node *) plan->tick_steps_end, NIL, false, false),
+							 type);
+		else
+			appendStringInfo(&buf, "%s%s.%s IS NOT DISTINCT FROM CAST((%s) AS %s)",
+							 buf.len ? " AND " : "", alias, quote_identifier(out->name),
+							 deparse_expression((Node *) tle->expr, NIL, false, false), type);
 	}
 	if (buf.len == 0)
 		elog(ERROR, "a recording rule without a tick key");

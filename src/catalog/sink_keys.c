@@ -125,6 +125,8 @@ output_time_digits(FlowPlan *plan, int i)
 {
 	if (i == plan->window_output)
 		return window_time_digits(plan->window_expr);
+	if (i == plan->tick_steps_output)
+		return window_steps_digits(plan->tick_steps_start, plan->tick_steps_step);
 	if (plan->outputs[i].typmod >= 0 && plan->outputs[i].typmod < 6)
 		return plan->outputs[i].typmod;
 	return 6;

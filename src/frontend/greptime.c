@@ -41,6 +41,7 @@
 #include "catalog.h"
 #include "flow_locks.h"
 #include "privileged.h"
+#include "tql.h"
 #include "flow_api.h"
 #include "greptime.h"
 #include "greptime_parse.h"
@@ -158,11 +159,29 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	const char *query = pnstrdup(p->text + s->query_start, s->query_end - s->query_start);
 	int			offset = pg_mbstrlen_with_len(p->statement, s->query_start);
 	FlowQuerySource source = {p->statement, offset, true, false};
+	/* as written, before the scanner's fixes (SHOW CREATE FLOW shows it) */
+	const char *written = pnstrdup(p->statement + s->query_start, s->query_end - s->query_start);
 	FlowDefinition def = {0};
 	PendingFlow *pending;
 	FlowEntry  *existing;
 	FlowCreated outcome;
 	char	   *missing;
+
+	/* TQL: its SQL, whose errors point into that SQL */
+	if (s->tql)
+	{
+		char	   *value_name;
+
+		if (s->eval_interval == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("a TQL flow needs EVAL INTERVAL"),
+					 errdetail("It evaluates its PromQL expression at the steps of its range at every tick."),
+					 errhint("Add EVAL INTERVAL '1m' (for example) before AS.")));
+		query = tql_translate(query, &value_name);
+		source.statement = query;
+		source.offset = 0;
+	}
 
 	flow_lock_name(s->flow_name);
 	/* another session may have started it while we waited for the lock */
@@ -269,7 +288,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 	def.if_not_exists = s->if_not_exists;
 	def.backfill = s->backfill;
 	def.source = &source;
-	def.written_query = pnstrdup(p->statement + s->query_start, s->query_end - s->query_start);
+	def.written_query = pstrdup(written);
 	def.greptime_options = s->with_json;
 	def.settings = s->pinned_settings;
 	def.vet_objects = starting_pending;

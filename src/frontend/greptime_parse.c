@@ -16,7 +16,8 @@
  *	SHOW FLOW STATUS [LIKE 'pattern'] | ADMIN FLUSH_FLOW('name')
  *	COMMENT ON FLOW name IS 'text' | NULL
  *
- * A query that is TQL (AS TQL EVAL ...) is refused as not supported yet.
+ * A query that is TQL (AS TQL EVAL ...) runs to the end of the text;
+ * tql.c translates it into SQL.
  * A text may hold several statements separated by ";" (a CREATE FLOW's
  * query ends at the next one).
  *
@@ -29,6 +30,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <ctype.h>
 
 #include "catalog/namespace.h"
 #include "commands/dbcommands.h"
@@ -91,7 +94,7 @@ greptime_positions_pop(Parser *p)
 /*
  * Is the word after "as", "tql" the start of TQL's text (AS TQL EVAL ...)?
  * What follows is PromQL, which PostgreSQL's scanner cannot read ('5m' is
- * no SQL token): the scans stop there, and the parser refuses the flow.
+ * no SQL token): the scans stop there, and tql.c reads the rest.
  */
 static bool
 starts_tql_text(const char *before_before, const char *before, const char *word)
@@ -135,22 +138,6 @@ fix_backquotes(char *text)
 	}
 	scanner_finish(scanner);
 	return fixed;
-}
-
-/*
- * CREATE FLOW ... AS TQL EVAL (...): a PromQL flow, which flowpg does not
- * run yet.  Said before the TQL text meets PostgreSQL's scanner or
- * parser ('5s' is no SQL token).
- */
-static void
-refuse_tql(Parser *p, Token *t)
-{
-	p->error_at = t->start;
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("TQL flows are not supported yet"),
-			 errdetail("flowpg runs flows whose query is SQL; TQL EVAL (PromQL) is not translated."),
-			 errhint("Write the flow's query in SQL.")));
 }
 
 static bool
@@ -751,7 +738,20 @@ parse_create(Parser *p, FlowStatement *s)
 	if (current(p)->kind == TOK_END || (current(p)->kind == TOK_CHAR && current(p)->ch == ';'))
 		syntax_error(p, "the flow's query after AS");
 	if (is_tql_start(p, p->pos))
-		refuse_tql(p, current(p));
+	{
+		/* TQL's text runs to the end of the text (tql.c translates it) */
+		int			len = strlen(p->text);
+
+		s->tql = true;
+		s->query_start = current(p)->start;
+		while (len > s->query_start &&
+			   (isspace((unsigned char) p->text[len - 1]) || p->text[len - 1] == ';'))
+			len--;
+		s->query_end = len;
+		p->pos++;
+		current(p)->start = strlen(p->text);
+		return;
+	}
 	/* the query runs to the next ";" (the scanner keeps those in strings apart) */
 	first = p->pos;
 	while (current(p)->kind != TOK_END && !(current(p)->kind == TOK_CHAR && current(p)->ch == ';'))

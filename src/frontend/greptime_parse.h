@@ -74,6 +74,7 @@ typedef struct FlowStatement
 	bool		defer_on_missing_source;
 	bool		incremental_read;	/* experimental_enable_incremental_read */
 	bool		last_non_null;	/* merge_mode = 'last_non_null' */
+	bool		tql;			/* the query is TQL (tql.c) */
 	char	   *mode;
 	bool		backfill;
 	char	   *with_json;		/* the options as given, for flow_definition */

@@ -223,6 +223,7 @@ plan_recording_rule(FlowPlan *plan)
 
 	plan->recording_rule = false;
 	plan->record_key_output = -1;
+	plan->tick_steps_output = -1;
 	if (!plan->uses_now)
 		return;
 	foreach(lc, query->targetList)
@@ -234,6 +235,25 @@ plan_recording_rule(FlowPlan *plan)
 		if (tle->resjunk)
 			continue;
 		out = &plan->outputs[output++];
+		/* a step of the tick (TQL): generate_series over now(), its column as it is */
+		if (out->is_group_key && IsA(tle->expr, Var) && ((Var *) tle->expr)->varlevelsup == 0 &&
+			plan->tick_steps_output < 0 &&
+			flow_rte_is_tick_steps(rt_fetch(((Var *) tle->expr)->varno, query->rtable)))
+		{
+			FuncExpr   *steps = (FuncExpr *) linitial_node(RangeTblFunction,
+														   rt_fetch(((Var *) tle->expr)->varno,
+																	query->rtable)->functions)->funcexpr;
+
+			out->is_tick_key = true;
+			plan->recording_rule = true;
+			plan->tick_steps_output = output - 1;
+			plan->tick_steps_start = linitial(steps->args);
+			plan->tick_steps_end = lsecond(steps->args);
+			plan->tick_steps_step = lthird(steps->args);
+			if (plan->record_key_output < 0)
+				plan->record_key_output = output - 1;
+			continue;
+		}
 		if (!out->is_group_key ||
 			!dialect_expr_uses_now((Node *) tle->expr) ||
 			contain_var_clause((Node *) tle->expr) ||

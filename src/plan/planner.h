@@ -113,6 +113,11 @@ typedef struct FlowPlan
 	 */
 	bool		recording_rule;
 	int			record_key_output;
+	/* a recording rule's steps (a TQL flow): its tick's rows are those of [start, end] */
+	Expr	   *tick_steps_start;
+	Expr	   *tick_steps_end;
+	Expr	   *tick_steps_step;
+	int			tick_steps_output;	/* -1: none */
 
 	/* why streaming cannot run the query; NULL when it can */
 	char	   *streaming_refusal;
@@ -235,5 +240,8 @@ extern int	flow_plan_count_relation(Query *query, Oid relid);
  */
 extern void flow_plan_check_evaluable(const char *query, Oid owner, ArrayType *settings,
 									  const char *flow_name);
+
+/* query_check.c: is this FROM item a recording rule's steps (generate_series over now())? */
+extern bool flow_rte_is_tick_steps(RangeTblEntry *rte);
 
 #endif							/* FLOWPG_PLANNER_H */

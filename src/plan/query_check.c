@@ -25,14 +25,18 @@
 #include "tcop/tcopprot.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "rewrite/rewriteManip.h"
 #include "parser/parsetree.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/rls.h"
 #include "utils/syscache.h"
 
+#include "dialect.h"
 #include "planner.h"
 #include "settings.h"
 #include "subxact.h"
@@ -52,6 +56,34 @@ typedef struct RelationWalkContext
 	List	   *rtes;
 } RelationWalkContext;
 
+/*
+ * The steps of a recording rule that evaluates several times per tick (a
+ * TQL flow): generate_series(start, end, step) over timestamps, in FROM,
+ * whose start and end are functions of the tick (they call now() and read
+ * no column).  At each tick it yields the same steps wherever evaluated.
+ */
+bool
+flow_rte_is_tick_steps(RangeTblEntry *rte)
+{
+	RangeTblFunction *rtfunc;
+	FuncExpr   *func;
+
+	if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1 || rte->funcordinality)
+		return false;
+	rtfunc = linitial_node(RangeTblFunction, rte->functions);
+	if (!IsA(rtfunc->funcexpr, FuncExpr))
+		return false;
+	func = (FuncExpr *) rtfunc->funcexpr;
+	if (func->funcid != F_GENERATE_SERIES_TIMESTAMP_TIMESTAMP_INTERVAL &&
+		func->funcid != F_GENERATE_SERIES_TIMESTAMPTZ_TIMESTAMPTZ_INTERVAL)
+		return false;
+	if (contain_var_clause((Node *) func->args) || contain_vars_of_level((Node *) func->args, 1) ||
+		checkExprHasSubLink((Node *) func->args))
+		return false;
+	return dialect_expr_uses_now(linitial(func->args)) &&
+		dialect_expr_uses_now(lsecond(func->args));
+}
+
 static bool
 relation_walker(Node *node, RelationWalkContext *context)
 {
@@ -63,9 +95,10 @@ relation_walker(Node *node, RelationWalkContext *context)
 
 		if (rte->rtekind == RTE_RELATION)
 			context->rtes = lappend(context->rtes, rte);
-		else if (rte->rtekind == RTE_FUNCTION || rte->rtekind == RTE_TABLEFUNC)
+		else if ((rte->rtekind == RTE_FUNCTION && !flow_rte_is_tick_steps(rte)) ||
+				 rte->rtekind == RTE_TABLEFUNC)
 			reject_query("functions in FROM",
-						 "A flow reads tables; set-returning functions cannot be maintained incrementally.");
+						 "A flow reads tables; set-returning functions cannot be maintained incrementally (generate_series(start, end, step) of times is allowed when start and end call now(): the steps of a tick).");
 		return false;
 	}
 	if (IsA(node, Query))

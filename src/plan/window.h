@@ -135,4 +135,7 @@ extern int64 window_expiry_cutoff(WindowProbe *probe, Interval *expire_after);
  */
 extern int	window_time_digits(Expr *expr);
 
+/* The same for the steps generate_series(start, end, step) yields: start + k * step. */
+extern int	window_steps_digits(Expr *start, Expr *step);
+
 #endif							/* FLOWPG_WINDOW_H */

@@ -210,3 +210,12 @@ window_time_digits(Expr *expr)
 	return expr ? expr_digits((Expr *) eval_const_expressions(NULL, (Node *) copyObject(expr))) :
 		MAX_DIGITS;
 }
+
+int
+window_steps_digits(Expr *start, Expr *step)
+{
+	Node	   *folded = eval_const_expressions(NULL, (Node *) copyObject(step));
+
+	return Max(window_time_digits(start),
+			   IsA(folded, Const) ? interval_digits((Const *) folded) : MAX_DIGITS);
+}

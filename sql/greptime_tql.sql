@@ -1,0 +1,195 @@
+-- TQL flows (issue 40, item 2): CREATE FLOW ... EVAL INTERVAL ... AS TQL
+-- EVAL (start, end, step [, lookback]) <PromQL> [AS name], translated into
+-- a recording rule that evaluates the expression at every step of
+-- [start, end] at each tick (now() being the tick) and keeps one row per
+-- series and step, earlier ticks' rows too.  GreptimeDB's flow_tql and
+-- flow_tql_avg run verbatim (tables translated: TIME INDEX -> NOT NULL,
+-- STRING -> text, DOUBLE -> double precision); then PromQL's semantics
+-- checked against figures computed by hand.
+\set VERBOSITY default
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
+CREATE TEMP TABLE flows_before AS SELECT flow_name FROM flowpg.flows;
+CREATE SCHEMA greptime_tql;
+SET search_path = greptime_tql, public;
+
+---------------------------------------------------------------------------
+-- flow_tql
+---------------------------------------------------------------------------
+CREATE TABLE http_requests (ts timestamp(3) NOT NULL, host TEXT, idc TEXT, val DOUBLE PRECISION);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW calc_reqs SINK TO cnt_reqs EVAL INTERVAL '1m' AS
+TQL EVAL (now() - '1m'::interval, now(), '5s') count_values("status_code", http_requests);$$);
+SELECT source_tables FROM flowpg.flows WHERE flow_name = 'calc_reqs';
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'cnt_reqs'::regclass AND attnum > 0 ORDER BY attnum;
+-- (flowpg's ticks are on the EVAL INTERVAL grid, its now() the minute
+-- that began: the rows are put before it)
+INSERT INTO http_requests VALUES
+    (date_trunc('minute', now()) - '17s'::interval, 'host1', 'idc1', 200),
+    (date_trunc('minute', now()) - '17s'::interval, 'host2', 'idc1', 200),
+    (date_trunc('minute', now()) - '13s'::interval, 'host1', 'idc1', 404),
+    (date_trunc('minute', now()) - '7s'::interval, 'host3', 'idc2', 201),
+    (date_trunc('minute', now()) - '3s'::interval, 'host4', 'idc2', 500);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('calc_reqs')$$);
+-- too much indeterminism (the steps are now()'s): just check the flow ran
+SELECT count(*) > 0 AS has_rows FROM cnt_reqs;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW calc_reqs');
+DROP TABLE http_requests, cnt_reqs;
+
+CREATE TABLE http_requests_two_vals (ts timestamp(3) NOT NULL, host TEXT, idc TEXT,
+                                     val DOUBLE PRECISION, valb DOUBLE PRECISION);
+-- two value columns: refused
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_reqs SINK TO cnt_reqs EVAL INTERVAL ''1m'' AS
+TQL EVAL (now() - ''1m''::interval, now(), ''5s'') count_values("status_code", http_requests_two_vals);')$$);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_reqs SINK TO cnt_reqs EVAL INTERVAL ''1m'' AS
+TQL EVAL (now() - ''1m''::interval, now(), ''5s'') rate(http_requests_two_vals[5m]);')$$);
+SELECT count(*) AS left_behind FROM pg_class WHERE relname = 'cnt_reqs';
+DROP TABLE http_requests_two_vals;
+
+CREATE TABLE http_requests (ts timestamp(3) NOT NULL, host TEXT, idc TEXT, val DOUBLE PRECISION);
+-- a start without now(), a negative duration: refused
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_reqs SINK TO cnt_reqs EVAL INTERVAL ''1m'' AS
+TQL EVAL (0, 15, ''5s'') count_values("status_code", http_requests);')$$);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_reqs SINK TO cnt_reqs EVAL INTERVAL ''1m'' AS
+TQL EVAL (now() - now(), now()-(now()+''15s''::interval), ''5s'') count_values("status_code", http_requests);')$$);
+-- without EVAL INTERVAL: refused
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_reqs SINK TO cnt_reqs AS
+TQL EVAL (now() - ''1m''::interval, now(), ''5s'') count_values("status_code", http_requests);')$$);
+-- the range from the epoch to 15 s after it (now() - now() is the epoch)
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW calc_reqs SINK TO cnt_reqs EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now(), now()-(now()-'15s'::interval), '5s') count_values("status_code", http_requests);$$);
+INSERT INTO http_requests VALUES
+    ('1970-01-01 00:00:00', 'host1', 'idc1', 200),
+    ('1970-01-01 00:00:00', 'host2', 'idc1', 200),
+    ('1970-01-01 00:00:00', 'host3', 'idc2', 200),
+    ('1970-01-01 00:00:00', 'host4', 'idc2', 401),
+    ('1970-01-01 00:00:05', 'host1', 'idc1', 404),
+    ('1970-01-01 00:00:05', 'host2', 'idc1', 401),
+    ('1970-01-01 00:00:05', 'host3', 'idc2', 404),
+    ('1970-01-01 00:00:05', 'host4', 'idc2', 500),
+    ('1970-01-01 00:00:10', 'host1', 'idc1', 200),
+    ('1970-01-01 00:00:10', 'host2', 'idc1', 200),
+    ('1970-01-01 00:00:10', 'host3', 'idc2', 201),
+    ('1970-01-01 00:00:10', 'host4', 'idc2', 201),
+    ('1970-01-01 00:00:15', 'host1', 'idc1', 500),
+    ('1970-01-01 00:00:15', 'host2', 'idc1', 500),
+    ('1970-01-01 00:00:15', 'host3', 'idc2', 500),
+    ('1970-01-01 00:00:15', 'host4', 'idc2', 500);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('calc_reqs')$$);
+-- GreptimeDB: 3.0 00:00:00 200.0 | 1.0 00:00:00 401.0 | 1.0 00:00:05 401.0 |
+-- 2.0 00:00:05 404.0 | 1.0 00:00:05 500.0 | 2.0 00:00:10 200.0 |
+-- 2.0 00:00:10 201.0 | 4.0 00:00:15 500.0
+SELECT "count(http_requests.val)", ts, status_code FROM cnt_reqs ORDER BY ts, status_code;
+SELECT flowpg.verify_flow('calc_reqs') AS mismatches;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW calc_reqs');
+DROP TABLE http_requests, cnt_reqs;
+
+-- rate over a range selector, with a matcher and with __name__
+CREATE TABLE http_requests_total (host TEXT, job TEXT, instance TEXT, byte DOUBLE PRECISION,
+                                  ts timestamp(3) NOT NULL);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW calc_rate
+SINK TO rate_reqs
+EVAL INTERVAL '1m' AS
+TQL EVAL (now() - '1m'::interval, now(), '30s') rate(http_requests_total{job="my_service"}[1m]);$$);
+SELECT attname FROM pg_attribute WHERE attrelid = 'rate_reqs'::regclass AND attnum > 0 ORDER BY attnum;
+INSERT INTO http_requests_total VALUES
+    ('localhost', 'my_service', 'instance1', 100, date_trunc('minute', now()) - '1min'::interval),
+    ('localhost', 'my_service', 'instance1', 200, date_trunc('minute', now()) - '45s'::interval),
+    ('remotehost', 'my_service', 'instance1', 300, date_trunc('minute', now()) - '30s'::interval),
+    ('remotehost', 'their_service', 'instance1', 300, date_trunc('minute', now()) - '15s'::interval),
+    ('localhost', 'my_service', 'instance1', 400, date_trunc('minute', now()));
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('calc_rate')$$);
+SELECT count(*) > 0 AS has_rows, bool_and(job = 'my_service') AS only_my_service FROM rate_reqs;
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW calc_rate_by_matcher
+SINK TO rate_reqs_by_matcher
+EVAL INTERVAL '1m' AS
+TQL EVAL (now() - '1m'::interval, now(), '30s') rate({__name__="http_requests_total",job="my_service"}[1m]);$$);
+SELECT source_tables FROM flowpg.flows WHERE flow_name = 'calc_rate_by_matcher';
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW calc_rate_by_matcher');
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW calc_rate');
+DROP TABLE http_requests_total, rate_reqs, rate_reqs_by_matcher;
+
+---------------------------------------------------------------------------
+-- flow_tql_avg (its second flow divides two vectors: refused, said so)
+---------------------------------------------------------------------------
+CREATE TABLE sensor_readings ("value" DOUBLE PRECISION, ts timestamp(3) NOT NULL, sensor TEXT, loc TEXT);
+CREATE TABLE sensor_readings_avg ("value" DOUBLE PRECISION, ts timestamp(3) NOT NULL, sensor TEXT,
+                                  UNIQUE NULLS NOT DISTINCT (sensor, ts));
+INSERT INTO sensor_readings VALUES (20, date_trunc('minute', now()) - '30s'::interval, 'test', 'A');
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW sensor_readings_avg_flow
+SINK TO sensor_readings_avg
+EVAL INTERVAL '1m' AS
+TQL EVAL (now() - '1m'::interval, now(), '1m')
+avg by(sensor) (sensor_readings) AS value;$$);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('sensor_readings_avg_flow')$$);
+-- GreptimeDB: 20.0 | TS | test
+SELECT value, sensor FROM sensor_readings_avg ORDER BY ts DESC LIMIT 1;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW sensor_readings_avg_flow');
+INSERT INTO sensor_readings VALUES (30, date_trunc('minute', now()) - '40s'::interval, 'test', 'B');
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW sensor_readings_avg_flow
+SINK TO sensor_readings_avg
+EVAL INTERVAL ''1m'' AS
+TQL EVAL (now() - ''1m''::interval, now(), ''1m'') (sum by(sensor) (sensor_readings) / count by(sensor) (sensor_readings)) AS value;')$$);
+-- flow_sink_schema_mismatch's TQL case: the sink lacks the sensor label
+CREATE TABLE tql_sink_mm ("value" DOUBLE PRECISION, ts timestamp(3) NOT NULL);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW tql_mismatch_flow
+SINK TO tql_sink_mm
+EVAL INTERVAL ''1m'' AS
+TQL EVAL (now() - ''1m''::interval, now(), ''1m'')
+avg by(sensor) (sensor_readings) AS value;')$$);
+DROP TABLE sensor_readings, sensor_readings_avg, tql_sink_mm;
+
+---------------------------------------------------------------------------
+-- PromQL by hand: steps at 60, 90 and 120 s after the epoch, ranges and
+-- lookback of 60 s.
+---------------------------------------------------------------------------
+CREATE TABLE reqs (ts timestamp(3) NOT NULL, job TEXT, inst TEXT, v DOUBLE PRECISION);
+INSERT INTO reqs VALUES
+  -- api/a: a counter 0, 10, 20, 30, 40, 50, 60, 70, 80 every 15 s from 0 s
+  ('1970-01-01 00:00:00', 'api', 'a', 0), ('1970-01-01 00:00:15', 'api', 'a', 10),
+  ('1970-01-01 00:00:30', 'api', 'a', 20), ('1970-01-01 00:00:45', 'api', 'a', 30),
+  ('1970-01-01 00:01:00', 'api', 'a', 40), ('1970-01-01 00:01:15', 'api', 'a', 50),
+  ('1970-01-01 00:01:30', 'api', 'a', 60), ('1970-01-01 00:01:45', 'api', 'a', 70),
+  ('1970-01-01 00:02:00', 'api', 'a', 80),
+  -- api/b: 100, 110, then a reset to 5, 15 (at 30, 45, 60, 75 s)
+  ('1970-01-01 00:00:30', 'api', 'b', 100), ('1970-01-01 00:00:45', 'api', 'b', 110),
+  ('1970-01-01 00:01:00', 'api', 'b', 5), ('1970-01-01 00:01:15', 'api', 'b', 15),
+  -- web/c: one sample, at 50 s
+  ('1970-01-01 00:00:50', 'web', 'c', 7);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW by_hand SINK TO by_hand_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '120s'::interval, '30s', '60s') increase(reqs[1m]) AS inc;$$);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('by_hand')$$);
+-- a at 60 s: samples 15..60 s (10, 20, 30, 40): 30 over 45 s, extrapolated
+-- to the range's start (15 s away, < 1.1 x 15 s; the zero point, 45 x 10 /
+-- 30 = 15 s away, is not nearer): 30 x 60 / 45 = 40; so at every step, 40.
+-- b at 60 s: 100, 110, 5: 5 - 100 + 110 = 15 over 30 s; the start 30 s away
+-- (> 16.5 s): 7.5 s; zero point 30 x 100 / 15 = 200 s: 15 x 37.5 / 30 = 18.75.
+-- b at 90 s: 110, 5, 15 (45..75 s): 15 - 110 + 110 = 15 over 30 s; start 15
+-- s away: all of it; end 15 s away: all of it: 15 x 60 / 30 = 30.
+-- b at 120 s: 15 alone (75 s): no row.  c: one sample: no rows.
+SELECT inst, ts, inc FROM by_hand_out ORDER BY inst, ts;
+SELECT flowpg.verify_flow('by_hand') AS mismatches;
+-- instant selectors, staleness and aggregations: the latest sample within
+-- 60 s.  sum by (job): at 60 s api = 40 + 5 = 45, web = 7 (50 s); at 90 s
+-- api = 60 + 15 = 75, web = 7 (50 s, 40 s old); at 120 s api = 80 + 15 = 95
+-- (b's 75 s is 45 s old), web: 70 s old, stale: no row.
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW sum_by_job SINK TO sum_by_job_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '120s'::interval, '30s', '60s') sum by (job) (reqs) * 2;$$);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('sum_by_job')$$);
+SELECT job, ts, "sum(reqs.v)" FROM sum_by_job_out ORDER BY job, ts;
+-- without (inst): the same groups
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW max_without SINK TO max_without_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '120s'::interval, '30s', '60s') max without (inst) (reqs{job=~"a.*"}) / 0;$$);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('max_without')$$);
+SELECT job, ts, "max(reqs.v)" FROM max_without_out ORDER BY job, ts;
+-- refused: what the translation does not have yet
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW no SINK TO no_out EVAL INTERVAL ''1m'' AS
+TQL EVAL (now() - ''1m''::interval, now(), ''30s'') histogram_quantile(0.9, reqs)')$$);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW no SINK TO no_out EVAL INTERVAL ''1m'' AS
+TQL EVAL (now() - ''1m''::interval, now(), ''30s'') reqs offset 1m')$$);
+
+SELECT flowpg.drop_flow(flow_name) FROM flowpg.flows
+ WHERE flow_name NOT IN (SELECT flow_name FROM flows_before) ORDER BY flow_name;
+SET client_min_messages = warning;
+DROP SCHEMA greptime_tql CASCADE;
+RESET search_path;
