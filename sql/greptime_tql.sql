@@ -140,6 +140,62 @@ avg by(sensor) (sensor_readings) AS value;')$$);
 DROP TABLE sensor_readings, sensor_readings_avg, tql_sink_mm;
 
 ---------------------------------------------------------------------------
+-- flow_tql_cte: TQL in WITH, its simplest shape only
+---------------------------------------------------------------------------
+CREATE TABLE metric_cte (ts timestamp(3) NOT NULL, val DOUBLE PRECISION);
+INSERT INTO metric_cte VALUES
+  ('1970-01-01 00:00:00', 0), ('1970-01-01 00:00:05', 1),
+  ('1970-01-01 00:00:10', 2), ('1970-01-01 00:00:15', 3);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW calc_cte SINK TO metric_cte_sink EVAL INTERVAL '1m' AS
+WITH tql (ts, the_value) AS (
+  TQL EVAL (now() - now(), now() - (now() - '15s'::interval), '5s') metric_cte
+)
+SELECT * FROM tql;$$);
+CREATE TABLE tql (ts timestamp(3) NOT NULL, val DOUBLE PRECISION);
+INSERT INTO tql VALUES
+  ('1970-01-01 00:00:00', 10), ('1970-01-01 00:00:05', 20),
+  ('1970-01-01 00:00:10', 30), ('1970-01-01 00:00:15', 40);
+-- refused as GreptimeDB refuses them: the CTE's name in another case, a
+-- column list, a filter, another CTE beside
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_cte_case SINK TO metric_cte_join_sink EVAL INTERVAL ''1m'' AS
+WITH "TQL"(ts, the_value) AS (
+  TQL EVAL (now() - now(), now() - (now() - ''15s''::interval), ''5s'') metric_cte
+)
+SELECT * FROM TQL;')$$);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_cte_non_star SINK TO metric_cte_non_star_sink EVAL INTERVAL ''1m'' AS
+WITH tql(ts, the_value) AS (
+  TQL EVAL (now() - now(), now() - (now() - ''15s''::interval), ''5s'') metric_cte
+)
+SELECT ts FROM tql;')$$);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_cte_filter SINK TO metric_cte_filter_sink EVAL INTERVAL ''1m'' AS
+WITH tql(ts, the_value) AS (
+  TQL EVAL (now() - now(), now() - (now() - ''15s''::interval), ''5s'') metric_cte
+)
+SELECT * FROM tql WHERE ts > 0::timestamp;')$$);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW calc_cte_mixed SINK TO metric_cte_mixed_sink EVAL INTERVAL ''1m'' AS
+WITH s1 AS (SELECT 1),
+     tql(ts, the_value) AS (
+       TQL EVAL (now() - now(), now() - (now() - ''15s''::interval), ''5s'') metric_cte
+     )
+SELECT * FROM tql;')$$);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW calc_cte_case SINK TO metric_cte_join_sink EVAL INTERVAL '1m' AS
+WITH "TQL"(ts, the_value) AS (
+  TQL EVAL (now() - now(), now() - (now() - '15s'::interval), '5s') metric_cte
+)
+SELECT * FROM "TQL";$$);
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'metric_cte_sink'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT source_tables FROM flowpg.flows WHERE flow_name IN ('calc_cte', 'calc_cte_case') ORDER BY flow_name;
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('calc_cte')$$);
+-- GreptimeDB: 00:00:00 0.0 | 00:00:05 1.0 | 00:00:10 2.0 | 00:00:15 3.0
+SELECT ts, the_value FROM metric_cte_sink ORDER BY ts;
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('calc_cte_case')$$);
+SELECT ts, the_value FROM metric_cte_join_sink ORDER BY ts;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW calc_cte');
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW calc_cte_case');
+DROP TABLE metric_cte, tql, metric_cte_sink, metric_cte_join_sink;
+
+---------------------------------------------------------------------------
 -- PromQL by hand: steps at 60, 90 and 120 s after the epoch, ranges and
 -- lookback of 60 s.
 ---------------------------------------------------------------------------

@@ -178,7 +178,7 @@ execute_create(Parser *p, FlowStatement *s, ReturnSetInfo *rsinfo, bool starting
 					 errmsg("a TQL flow needs EVAL INTERVAL"),
 					 errdetail("It evaluates its PromQL expression at the steps of its range at every tick."),
 					 errhint("Add EVAL INTERVAL '1m' (for example) before AS.")));
-		query = tql_translate(query, &value_name);
+		query = tql_translate(query, s->tql_columns, &value_name);
 		source.statement = query;
 		source.offset = 0;
 	}

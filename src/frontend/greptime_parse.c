@@ -685,6 +685,87 @@ fix_query_tokens(Parser *p, int from, int to)
 }
 
 static void
+refuse_tql_cte(Parser *p)
+{
+	p->error_at = current(p)->start;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid flow query: WITH is only supported for the simplest TQL CTE in CREATE FLOW"),
+			 errdetail("The query must be WITH name (columns) AS (TQL EVAL ...) SELECT * FROM name.")));
+}
+
+/*
+ * GreptimeDB's TQL CTE, WITH name [(columns)] AS (TQL EVAL ...) SELECT *
+ * FROM name: the TQL with its outputs renamed (time, value, labels, in that
+ * order).  Any other WITH holding TQL is refused, as GreptimeDB refuses it.
+ */
+static bool
+parse_tql_cte(Parser *p, FlowStatement *s)
+{
+	int			save = p->pos;
+	Token	   *name;
+	List	   *columns = NIL;
+	int			open;
+	int			close;
+	int			depth = 1;
+	char		quote = 0;
+
+	if (!accept_word(p, "with"))
+		return false;
+	/* a TQL CTE anywhere in the WITH list: only the simplest shape */
+	for (int i = p->pos; i + 1 < p->ntokens && p->tokens[i].kind != TOK_END; i++)
+		if (p->tokens[i].kind == TOK_CHAR && p->tokens[i].ch == '(' && is_word(&p->tokens[i + 1], "tql"))
+			goto found;
+	p->pos = save;
+	return false;
+found:
+	name = current(p);
+	if (name->kind != TOK_WORD && name->kind != TOK_QUOTED)
+		refuse_tql_cte(p);
+	p->pos++;
+	if (accept_char(p, '('))
+	{
+		do
+			columns = lappend(columns, makeString(parse_identifier(p, "a column name")));
+		while (accept_char(p, ','));
+		expect_char(p, ')');
+	}
+	if (!accept_word(p, "as") || !accept_char(p, '(') || !is_word(current(p), "tql"))
+		refuse_tql_cte(p);
+	/* the TQL text up to the parenthesis that closes the CTE */
+	open = current(p)->start;
+	for (close = open; p->text[close] && depth > 0; close++)
+	{
+		char		c = p->text[close];
+
+		if (quote)
+			quote = c == quote ? 0 : quote;
+		else if (c == '\'' || c == '"')
+			quote = c;
+		else if (c == '(')
+			depth++;
+		else if (c == ')')
+			depth--;
+	}
+	if (depth > 0)
+		syntax_error(p, "\")\" closing the TQL CTE");
+	close--;					/* at the ")" */
+	while (p->pos < p->ntokens && current(p)->kind != TOK_END && current(p)->start <= close)
+		p->pos++;
+	if (!accept_word(p, "select") || !accept_char(p, '*') || !accept_word(p, "from") ||
+		current(p)->kind != name->kind || strcmp(current(p)->value, name->value) != 0)
+		refuse_tql_cte(p);
+	p->pos++;
+	if (!(current(p)->kind == TOK_END || (current(p)->kind == TOK_CHAR && current(p)->ch == ';')))
+		refuse_tql_cte(p);
+	s->tql = true;
+	s->tql_columns = columns;
+	s->query_start = open;
+	s->query_end = close;
+	return true;
+}
+
+static void
 parse_create(Parser *p, FlowStatement *s)
 {
 	int			or_token = -1;
@@ -737,6 +818,8 @@ parse_create(Parser *p, FlowStatement *s)
 					 "EXPIRE AFTER, EVAL INTERVAL, COMMENT, WITH or AS");
 	if (current(p)->kind == TOK_END || (current(p)->kind == TOK_CHAR && current(p)->ch == ';'))
 		syntax_error(p, "the flow's query after AS");
+	if (parse_tql_cte(p, s))
+		return;
 	if (is_tql_start(p, p->pos))
 	{
 		/* TQL's text runs to the end of the text (tql.c translates it) */

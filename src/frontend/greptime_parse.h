@@ -75,6 +75,7 @@ typedef struct FlowStatement
 	bool		incremental_read;	/* experimental_enable_incremental_read */
 	bool		last_non_null;	/* merge_mode = 'last_non_null' */
 	bool		tql;			/* the query is TQL (tql.c) */
+	List	   *tql_columns;	/* a TQL CTE's column names (time, value, labels) */
 	char	   *mode;
 	bool		backfill;
 	char	   *with_json;		/* the options as given, for flow_definition */

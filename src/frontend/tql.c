@@ -749,7 +749,7 @@ parse_expr(TqlParser *p)
 }
 
 char *
-tql_translate(const char *tql, char **name)
+tql_translate(const char *tql, List *columns, char **name)
 {
 	TqlParser	p = {tql, 0};
 	Vec		   *v;
@@ -782,6 +782,28 @@ tql_translate(const char *tql, char **name)
 	if (p.text[p.pos])
 		tql_error(&p, "unexpected text after the expression");
 
+	/* a CTE's columns: the time, the value, the labels */
+	if (columns != NIL)
+	{
+		ListCell   *lc;
+		int			i = 0;
+
+		if (list_length(columns) > 2 + list_length(v->labels))
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("the TQL CTE names %d columns, but its TQL has %d",
+							list_length(columns), 2 + list_length(v->labels))));
+		foreach(lc, columns)
+		{
+			if (i == 0)
+				v->time_column = strVal(lfirst(lc));
+			else if (i == 1)
+				alias = strVal(lfirst(lc));
+			else
+				lfirst(list_nth_cell(v->labels, i - 2)) = lfirst(lc);
+			i++;
+		}
+	}
 	/* the top level groups by the tick's steps: its key */
 	*name = alias ? alias : v->name;
 	return vec_query_named(v, *name, v->time_column);

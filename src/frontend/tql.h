@@ -12,6 +12,6 @@
  * The SQL query of "TQL EVAL (start, end, step [, lookback]) expr [AS
  * name]"; *name is its value's column.
  */
-extern char *tql_translate(const char *tql, char **name);
+extern char *tql_translate(const char *tql, List *columns, char **name);
 
 #endif							/* FLOWPG_TQL_H */
