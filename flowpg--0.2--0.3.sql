@@ -812,3 +812,24 @@ COMMENT ON AGGREGATE flowpg.prom_irate(timestamptz, double precision) IS
 	'PromQL''s irate(): the per-second increase between the last two samples';
 COMMENT ON AGGREGATE flowpg.prom_idelta(timestamptz, double precision) IS
 	'PromQL''s idelta(): the difference between the last two samples';
+
+/*
+ * 0.3 (issue 40): PromQL's histogram_quantile over one group of a classic
+ * histogram's buckets (le as text, '+Inf' included), as Prometheus's
+ * bucketQuantile (src/plan/prom_range.c); TQL flows use it.
+ */
+CREATE FUNCTION flowpg._prom_buckets_trans(internal, double precision, text, double precision)
+RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_prom_buckets_trans'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flowpg._prom_histogram_quantile_final(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'flowpg_prom_histogram_quantile_final'
+LANGUAGE C CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE flowpg.prom_histogram_quantile(quantile double precision, le text,
+												 count double precision) (
+	SFUNC = flowpg._prom_buckets_trans, STYPE = internal,
+	COMBINEFUNC = flowpg._prom_samples_combine,
+	SERIALFUNC = flowpg._prom_samples_serialize, DESERIALFUNC = flowpg._prom_samples_deserialize,
+	FINALFUNC = flowpg._prom_histogram_quantile_final, FINALFUNC_MODIFY = READ_WRITE,
+	PARALLEL = SAFE);
+COMMENT ON AGGREGATE flowpg.prom_histogram_quantile(double precision, text, double precision) IS
+	'PromQL''s histogram_quantile() over the buckets (upper bound le, cumulative count) of one histogram';

@@ -238,9 +238,31 @@ SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW max_without SINK TO m
 TQL EVAL (now() - now() + '60s'::interval, now() - now() + '120s'::interval, '30s', '60s') max without (inst) (reqs{job=~"a.*"}) / 0;$$);
 SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('max_without')$$);
 SELECT job, ts, "max(reqs.v)" FROM max_without_out ORDER BY job, ts;
+-- histogram_quantile: buckets of one histogram at 60 s (instant, within
+-- the lookback): le 0.1: 10, 0.5: 30, 1: 40, +Inf: 50.  q = 0.5: rank 25,
+-- in (0.1, 0.5]: 0.1 + 0.4 x (25 - 10) / 20 = 0.4; q = 0.9: rank 45, in
+-- the +Inf bucket: the bound below it, 1; q = 0.05: 0.1 x 2.5 / 10 =
+-- 0.025.  Series "b" has no +Inf bucket: NaN.
+CREATE TABLE lat (ts timestamp(3) NOT NULL, le TEXT, series TEXT, v DOUBLE PRECISION);
+INSERT INTO lat VALUES
+  ('1970-01-01 00:01:00', '0.1', 'a', 10), ('1970-01-01 00:01:00', '0.5', 'a', 30),
+  ('1970-01-01 00:01:00', '1', 'a', 40), ('1970-01-01 00:01:00', '+Inf', 'a', 50),
+  ('1970-01-01 00:01:00', '0.1', 'b', 1), ('1970-01-01 00:01:00', '1', 'b', 2);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW q50 SINK TO q50_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s', '60s') histogram_quantile(0.5, lat) AS q;
+$$);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW q90 SINK TO q90_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s', '60s') histogram_quantile(0.9, lat) AS q;
+$$);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW q05 SINK TO q05_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s', '60s') histogram_quantile(0.05, lat) AS q;
+$$);
+SELECT flowpg.flush_flow('q50') >= 0 AS a, flowpg.flush_flow('q90') >= 0 AS b, flowpg.flush_flow('q05') >= 0 AS c;
+SELECT 'q50' AS flow, series, ts, q FROM q50_out UNION ALL SELECT 'q90', series, ts, q FROM q90_out
+UNION ALL SELECT 'q05', series, ts, q FROM q05_out ORDER BY 1, 2;
 -- refused: what the translation does not have yet
 SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW no SINK TO no_out EVAL INTERVAL ''1m'' AS
-TQL EVAL (now() - ''1m''::interval, now(), ''30s'') histogram_quantile(0.9, reqs)')$$);
+TQL EVAL (now() - ''1m''::interval, now(), ''30s'') topk(3, reqs)')$$);
 SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW no SINK TO no_out EVAL INTERVAL ''1m'' AS
 TQL EVAL (now() - ''1m''::interval, now(), ''30s'') reqs offset 1m')$$);
 

@@ -22,6 +22,7 @@
  *	  avg/min/max/sum/count/last_over_time over a range selector, samples
  *	  in (T - range, T];
  *	- sum, avg, min, max, count, count_values with by / without;
+ *	- histogram_quantile over buckets with an le label (prom_range.c);
  *	- +, -, *, / between a vector and a number.
  * Everything else is refused, naming it.  Series whose value is NULL (a
  * rate of one sample) give no row.
@@ -625,6 +626,48 @@ parse_aggregation(TqlParser *p, const char *op)
 	return v;
 }
 
+static double number(TqlParser *p, bool *found);
+
+/* histogram_quantile(q, buckets): per group of the series but for le */
+static Vec *
+parse_histogram_quantile(TqlParser *p)
+{
+	Vec		   *inner;
+	Vec		   *v = palloc0(sizeof(Vec));
+	bool		found;
+	double		q;
+	ListCell   *lc;
+
+	expect(p, "(");
+	q = number(p, &found);
+	if (!found)
+		refuse("a quantile that is not a number", NULL);
+	expect(p, ",");
+	inner = parse_expr(p);
+	expect(p, ")");
+	if (!list_member(inner->labels, makeString("le")))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("histogram_quantile needs buckets with an le label"),
+				 errdetail("Table \"%s\" has no text column le.", inner->table)));
+	foreach(lc, inner->labels)
+		if (strcmp(strVal(lfirst(lc)), "le") != 0)
+		{
+			v->labels = lappend(v->labels, lfirst(lc));
+			v->label_exprs = lappend(v->label_exprs,
+									 psprintf("x.%s", quote_identifier(strVal(lfirst(lc)))));
+		}
+	v->steps = inner->steps;
+	v->from = psprintf("%s JOIN (%s) AS x ON x.ts = s.ts", inner->steps, vec_query(inner));
+	v->value = psprintf("flowpg.prom_histogram_quantile(%.17g, x.le, x.v)", q);
+	v->name = "histogram_quantile";
+	v->table = inner->table;
+	v->time_column = inner->time_column;
+	v->time_type = inner->time_type;
+	v->aggregated = true;
+	return v;
+}
+
 static double
 number(TqlParser *p, bool *found)
 {
@@ -666,6 +709,8 @@ parse_primary(TqlParser *p)
 	for (int i = 0; i < lengthof(aggregations); i++)
 		if (strcmp(word, aggregations[i]) == 0)
 			return parse_aggregation(p, word);
+	if (strcmp(word, "histogram_quantile") == 0)
+		return parse_histogram_quantile(p);
 	for (int i = 0; i < lengthof(range_functions); i++)
 		if (strcmp(word, range_functions[i].name) == 0)
 		{

@@ -31,6 +31,7 @@
 #include "fmgr.h"
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(flowpg_prom_samples_trans);
@@ -323,4 +324,132 @@ Datum
 flowpg_prom_idelta_final(PG_FUNCTION_ARGS)
 {
 	return instant(fcinfo, false);
+}
+
+/*
+ * histogram_quantile(q, buckets) of one group of a classic histogram's
+ * series: flowpg.prom_histogram_quantile(q, le, count) over the group's
+ * buckets, as Prometheus's bucketQuantile: buckets ordered by their upper
+ * bound le (text, '+Inf' too), equal bounds added up, counts made
+ * non-decreasing; NaN without a +Inf bucket, with fewer than two buckets
+ * or no observation; -Inf / +Inf for q below 0 / above 1; else the
+ * bucket holding the rank q x count, interpolated linearly within it (the
+ * +Inf bucket gives the bound below it; a first bucket whose bound is not
+ * above 0 gives that bound).
+ */
+PG_FUNCTION_INFO_V1(flowpg_prom_buckets_trans);
+PG_FUNCTION_INFO_V1(flowpg_prom_histogram_quantile_final);
+
+Datum
+flowpg_prom_buckets_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext;
+	Samples    *s;
+	char	   *le;
+	double		bound;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "histogram_quantile called in a non-aggregate context");
+	s = PG_ARGISNULL(0) ? samples_new(aggcontext) : (Samples *) PG_GETARG_POINTER(0);
+	/* the quantile: the same in every row of a group (kept as the range's start) */
+	if (!PG_ARGISNULL(1))
+	{
+		double		q = PG_GETARG_FLOAT8(1);
+		int64		bits;
+
+		memcpy(&bits, &q, sizeof(bits));
+		set_range(s, true, bits, bits == PG_INT64_MAX ? bits : bits + 1);
+	}
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		PG_RETURN_POINTER(s);
+	le = TextDatumGetCString(PG_GETARG_DATUM(2));
+	if (pg_strcasecmp(le, "+Inf") == 0 || pg_strcasecmp(le, "Inf") == 0)
+		bound = get_float8_infinity();
+	else
+		bound = float8in_internal(le, NULL, "double precision", le);
+	/* the bound as the sample's time: ordered and combined as samples are */
+	{
+		int64		key;
+
+		memcpy(&key, &bound, sizeof(key));
+		samples_add(s, key, PG_GETARG_FLOAT8(3));
+		s->items[s->n - 1].ts = key;
+	}
+	PG_RETURN_POINTER(s);
+}
+
+static int
+compare_buckets(const void *a, const void *b)
+{
+	double		x;
+	double		y;
+
+	memcpy(&x, &((const Sample *) a)->ts, sizeof(x));
+	memcpy(&y, &((const Sample *) b)->ts, sizeof(y));
+	return x < y ? -1 : x > y;
+}
+
+Datum
+flowpg_prom_histogram_quantile_final(PG_FUNCTION_ARGS)
+{
+	Samples    *s;
+	double	   *bounds;
+	double	   *counts;
+	int			n = 0;
+	double		q;
+	double		rank;
+	double		start;
+	double		count;
+	int			b;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	s = (Samples *) PG_GETARG_POINTER(0);
+	if (!s->has_range || s->n == 0)
+		PG_RETURN_NULL();
+	memcpy(&q, &s->range_start, sizeof(q));
+	if (isnan(q))
+		PG_RETURN_FLOAT8(get_float8_nan());
+	if (q < 0)
+		PG_RETURN_FLOAT8(-get_float8_infinity());
+	if (q > 1)
+		PG_RETURN_FLOAT8(get_float8_infinity());
+	qsort(s->items, s->n, sizeof(Sample), compare_buckets);
+	bounds = palloc(sizeof(double) * s->n);
+	counts = palloc(sizeof(double) * s->n);
+	for (int i = 0; i < s->n; i++)
+	{
+		double		bound;
+
+		memcpy(&bound, &s->items[i].ts, sizeof(bound));
+		if (n > 0 && bounds[n - 1] == bound)
+			counts[n - 1] += s->items[i].value;		/* one bucket, twice */
+		else
+		{
+			bounds[n] = bound;
+			counts[n++] = s->items[i].value;
+		}
+	}
+	if (n < 2 || !isinf(bounds[n - 1]) || bounds[n - 1] < 0)
+		PG_RETURN_FLOAT8(get_float8_nan());
+	for (int i = 1; i < n; i++)
+		if (counts[i] < counts[i - 1])
+			counts[i] = counts[i - 1];	/* non-decreasing, as Prometheus makes them */
+	if (counts[n - 1] == 0)
+		PG_RETURN_FLOAT8(get_float8_nan());
+	rank = q * counts[n - 1];
+	for (b = 0; b < n - 1 && counts[b] < rank; b++)
+		;
+	if (b == n - 1)
+		PG_RETURN_FLOAT8(bounds[n - 2]);
+	if (b == 0 && bounds[0] <= 0)
+		PG_RETURN_FLOAT8(bounds[0]);
+	start = b == 0 ? 0 : bounds[b - 1];
+	count = counts[b];
+	if (b > 0)
+	{
+		rank -= counts[b - 1];
+		count -= counts[b - 1];
+	}
+	PG_RETURN_FLOAT8(start + (bounds[b] - start) * (rank / count));
 }
