@@ -110,7 +110,7 @@ SELECT flow_name, result FROM flowpg.execute('DROP FLOW calc_rate');
 DROP TABLE http_requests_total, rate_reqs, rate_reqs_by_matcher;
 
 ---------------------------------------------------------------------------
--- flow_tql_avg (its second flow divides two vectors: refused, said so)
+-- flow_tql_avg
 ---------------------------------------------------------------------------
 CREATE TABLE sensor_readings ("value" DOUBLE PRECISION, ts timestamp(3) NOT NULL, sensor TEXT, loc TEXT);
 CREATE TABLE sensor_readings_avg ("value" DOUBLE PRECISION, ts timestamp(3) NOT NULL, sensor TEXT,
@@ -126,10 +126,17 @@ SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('sensor_readings
 SELECT value, sensor FROM sensor_readings_avg ORDER BY ts DESC LIMIT 1;
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW sensor_readings_avg_flow');
 INSERT INTO sensor_readings VALUES (30, date_trunc('minute', now()) - '40s'::interval, 'test', 'B');
-SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW sensor_readings_avg_flow
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW sensor_readings_avg_flow
 SINK TO sensor_readings_avg
-EVAL INTERVAL ''1m'' AS
-TQL EVAL (now() - ''1m''::interval, now(), ''1m'') (sum by(sensor) (sensor_readings) / count by(sensor) (sensor_readings)) AS value;')$$);
+EVAL INTERVAL '1m' AS
+TQL EVAL (now() - '1m'::interval, now(), '1m') (sum by(sensor) (sensor_readings) / count by(sensor) (sensor_readings)) AS value;$$);
+SELECT flow_name, result FROM flowpg.execute($$ADMIN FLUSH_FLOW('sensor_readings_avg_flow')$$);
+-- GreptimeDB: 25.0 | TS | test
+SELECT value, sensor FROM sensor_readings_avg ORDER BY ts DESC LIMIT 1;
+SELECT flow_name, result FROM flowpg.execute('DROP FLOW sensor_readings_avg_flow');
+-- vectors of different labels: refused
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW sensor_odd SINK TO sensor_odd_out EVAL INTERVAL ''1m'' AS
+TQL EVAL (now() - ''1m''::interval, now(), ''1m'') sum by(sensor) (sensor_readings) / sum by(loc) (sensor_readings)')$$);
 -- flow_sink_schema_mismatch's TQL case: the sink lacks the sensor label
 CREATE TABLE tql_sink_mm ("value" DOUBLE PRECISION, ts timestamp(3) NOT NULL);
 SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW tql_mismatch_flow
@@ -260,6 +267,14 @@ $$);
 SELECT flowpg.flush_flow('q50') >= 0 AS a, flowpg.flush_flow('q90') >= 0 AS b, flowpg.flush_flow('q05') >= 0 AS c;
 SELECT 'q50' AS flow, series, ts, q FROM q50_out UNION ALL SELECT 'q90', series, ts, q FROM q90_out
 UNION ALL SELECT 'q05', series, ts, q FROM q05_out ORDER BY 1, 2;
+-- * before +: sum(x) + 2 * count(x) at 60 s for api: 45 + 2 x 2 = 49;
+-- sum(x) / count(x) - 1: 45 / 2 - 1 = 21.5
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW prec SINK TO prec_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s', '60s') sum by (job) (reqs{job="api"}) + 2 * count by (job) (reqs{job="api"}) AS p;$$);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW prec2 SINK TO prec2_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s', '60s') sum by (job) (reqs{job="api"}) / count by (job) (reqs{job="api"}) - 1 AS p;$$);
+SELECT flowpg.flush_flow('prec') >= 0 AS a, flowpg.flush_flow('prec2') >= 0 AS b;
+SELECT (SELECT p FROM prec_out) AS sum_plus_2_count, (SELECT p FROM prec2_out) AS avg_minus_1;
 -- refused: what the translation does not have yet
 SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW no SINK TO no_out EVAL INTERVAL ''1m'' AS
 TQL EVAL (now() - ''1m''::interval, now(), ''30s'') topk(3, reqs)')$$);

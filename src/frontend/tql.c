@@ -23,7 +23,8 @@
  *	  in (T - range, T];
  *	- sum, avg, min, max, count, count_values with by / without;
  *	- histogram_quantile over buckets with an le label (prom_range.c);
- *	- +, -, *, / between a vector and a number.
+ *	- +, -, *, / between a vector and a number, or two vectors of the same
+ *	  labels (one to one).
  * Everything else is refused, naming it.  Series whose value is NULL (a
  * rate of one sample) give no row.
  *
@@ -753,8 +754,65 @@ parse_primary(TqlParser *p)
 	}
 }
 
+/*
+ * left op right between two vectors: one to one, on series of the same
+ * labels (Prometheus's default matching when both sides have the same
+ * label names); on, ignoring and group modifiers are not there yet.
+ */
 static Vec *
-parse_expr(TqlParser *p)
+vector_operation(Vec *left, const char *op, Vec *right)
+{
+	Vec		   *v = palloc0(sizeof(Vec));
+	StringInfoData join;
+	ListCell   *lc;
+
+	if (list_length(left->labels) != list_length(right->labels))
+		refuse("operators between vectors of different labels",
+			   "Aggregate both sides by the same labels (sum by (a) (x) / count by (a) (x)).");
+	foreach(lc, left->labels)
+		if (!list_member(right->labels, lfirst(lc)))
+			refuse("operators between vectors of different labels",
+				   "Aggregate both sides by the same labels (sum by (a) (x) / count by (a) (x)).");
+	initStringInfo(&join);
+	appendStringInfo(&join, "%s JOIN (%s) AS l ON l.ts = s.ts JOIN (%s) AS r ON r.ts = s.ts",
+					 left->steps, vec_query(left), vec_query(right));
+	foreach(lc, left->labels)
+	{
+		const char *label = quote_identifier(strVal(lfirst(lc)));
+
+		appendStringInfo(&join, " AND l.%s IS NOT DISTINCT FROM r.%s", label, label);
+		v->labels = lappend(v->labels, lfirst(lc));
+		v->label_exprs = lappend(v->label_exprs, psprintf("l.%s", label));
+	}
+	v->steps = left->steps;
+	v->from = join.data;
+	/* one row a side per series and step: max() is that row's value */
+	if (strcmp(op, "/") == 0)
+		v->value = "(CASE WHEN max(r.v) = 0 THEN (CASE WHEN max(l.v) > 0 THEN 'Infinity' WHEN max(l.v) < 0 THEN '-Infinity' ELSE 'NaN' END)::float8 ELSE max(l.v) / max(r.v) END)";
+	else
+		v->value = psprintf("(max(l.v) %s max(r.v))", op);
+	v->name = psprintf("%s %s %s", left->name, op, right->name);
+	v->table = left->table;
+	v->time_column = left->time_column;
+	v->time_type = left->time_type;
+	v->aggregated = true;
+	return v;
+}
+
+/* v op n, a number on the right */
+static void
+number_operation(Vec *v, const char *op, double n)
+{
+	if (strcmp(op, "/") == 0 && n == 0)
+		v->value = psprintf("(CASE WHEN (%s) > 0 THEN 'Infinity' WHEN (%s) < 0 THEN '-Infinity' ELSE 'NaN' END)::float8",
+							v->value, v->value);
+	else
+		v->value = psprintf("((%s) %s %.17g)", v->value, op, n);
+}
+
+/* operands of * and / (tighter than + and -, as in PromQL) */
+static Vec *
+parse_term(TqlParser *p)
 {
 	bool		found;
 	double		left_number = number(p, &found);
@@ -765,9 +823,9 @@ parse_expr(TqlParser *p)
 		const char *op = accept(p, "*") ? "*" : accept(p, "+") ? "+" : NULL;
 
 		if (op == NULL)
-			refuse("a number on the left of / or -", NULL);
+			refuse("a number on the left of /, - or an operator with no vector", NULL);
 		v = parse_primary(p);
-		v->value = psprintf("(%g %s %s)", left_number, op, v->value);
+		v->value = psprintf("(%.17g %s %s)", left_number, op, v->value);
 		return v;
 	}
 	v = parse_primary(p);
@@ -777,20 +835,45 @@ parse_expr(TqlParser *p)
 		double		n;
 
 		skip_space(p);
-		op = accept(p, "*") ? "*" : accept(p, "/") ? "/" : accept(p, "+") ? "+" :
-			accept(p, "-") ? "-" : NULL;
+		op = accept(p, "*") ? "*" : accept(p, "/") ? "/" : NULL;
 		if (op == NULL)
-			break;
+			return v;
 		n = number(p, &found);
-		if (!found)
-			refuse("operators between two vectors", "Write the flow in SQL, joining the two.");
-		if (strcmp(op, "/") == 0 && n == 0)
-			v->value = psprintf("(CASE WHEN (%s) > 0 THEN 'Infinity' WHEN (%s) < 0 THEN '-Infinity' ELSE 'NaN' END)::float8",
-								v->value, v->value);
+		if (found)
+			number_operation(v, op, n);
 		else
-			v->value = psprintf("((%s) %s %.17g)", v->value, op, n);
+			v = vector_operation(v, op, parse_primary(p));
 	}
-	return v;
+}
+
+static Vec *
+parse_expr(TqlParser *p)
+{
+	Vec		   *v = parse_term(p);
+
+	for (;;)
+	{
+		const char *op;
+		bool		found;
+		double		n;
+		int			save;
+
+		skip_space(p);
+		op = accept(p, "+") ? "+" : accept(p, "-") ? "-" : NULL;
+		if (op == NULL)
+			return v;
+		save = p->pos;
+		n = number(p, &found);
+		skip_space(p);
+		/* a number alone (not the start of n * x) */
+		if (found && p->text[p->pos] != '*' && p->text[p->pos] != '/')
+			number_operation(v, op, n);
+		else
+		{
+			p->pos = save;
+			v = vector_operation(v, op, parse_term(p));
+		}
+	}
 }
 
 char *
