@@ -430,8 +430,8 @@ SELECT flow_name FROM flowpg.execute($$SHOW FLOWS LIKE "no""such%"$$);
 SELECT flow_name, result FROM flowpg.execute('DROP FLOW filter_numbers_quoted');
 DROP TABLE test_tsid_output;
 
--- tsid_on_phy: a TQL flow (with SINK TO 'name') using histogram_quantile,
--- which flowpg's TQL does not have yet (greptime_tql has TQL flows)
+-- tsid_on_phy: a TQL flow (with SINK TO 'name') using histogram_quantile
+-- over a table this suite does not have (greptime_tql has TQL flows)
 SELECT * FROM try($$SELECT * FROM flowpg.execute($q$
 CREATE FLOW IF NOT EXISTS test_tsid
 SINK TO 'test_tsid_output'
