@@ -203,6 +203,40 @@ SELECT flow_name, result FROM flowpg.execute('DROP FLOW calc_cte_case');
 DROP TABLE metric_cte, tql, metric_cte_sink, metric_cte_join_sink;
 
 ---------------------------------------------------------------------------
+-- flow_tql_missing_value_sink_schema: the pre-created sink lacks the value
+---------------------------------------------------------------------------
+CREATE SCHEMA source_schema;
+CREATE SCHEMA sink_schema;
+CREATE TABLE source_schema.metric_input (
+  namespace TEXT NULL,
+  app TEXT NULL,
+  greptime_timestamp timestamp(3) NOT NULL,
+  greptime_value DOUBLE PRECISION NULL
+);
+INSERT INTO source_schema.metric_input VALUES
+  ('ns', 'app-a', '2026-01-23T03:40:00Z', 10.0),
+  ('ns', 'app-a', '2026-01-23T03:50:00Z', 20.0);
+CREATE TABLE sink_schema.missing_value_sink (
+  namespace TEXT NULL,
+  app TEXT NULL,
+  greptime_timestamp timestamp(3) NOT NULL,
+  UNIQUE NULLS NOT DISTINCT (namespace, app, greptime_timestamp)
+);
+SELECT * FROM try($$SELECT * FROM flowpg.execute('CREATE FLOW missing_value_flow
+SINK TO sink_schema.missing_value_sink
+EVAL INTERVAL ''3600 s''
+AS TQL EVAL (
+  date_bin(''2m''::interval, now() - ''2m''::interval),
+  date_bin(''2m''::interval, now() - ''2m''::interval),
+  ''1h''
+)
+  avg by (namespace, app) (
+    avg_over_time(metric_input{__schema__="source_schema"}[1h])
+  );')$$);
+SELECT count(*) AS left_behind FROM flowpg.flows WHERE flow_name = 'missing_value_flow';
+DROP SCHEMA source_schema, sink_schema CASCADE;
+
+---------------------------------------------------------------------------
 -- PromQL by hand: steps at 60, 90 and 120 s after the epoch, ranges and
 -- lookback of 60 s.
 ---------------------------------------------------------------------------
@@ -267,6 +301,20 @@ $$);
 SELECT flowpg.flush_flow('q50') >= 0 AS a, flowpg.flush_flow('q90') >= 0 AS b, flowpg.flush_flow('q05') >= 0 AS c;
 SELECT 'q50' AS flow, series, ts, q FROM q50_out UNION ALL SELECT 'q90', series, ts, q FROM q90_out
 UNION ALL SELECT 'q05', series, ts, q FROM q05_out ORDER BY 1, 2;
+-- over time, a at 60 s: samples 10, 20, 30, 40 (15..60 s): avg 25, the
+-- population's stddev sqrt((15^2 + 5^2 + 5^2 + 15^2) / 4) = 11.180340,
+-- the 0.5 quantile 25 (linear), present 1
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW over_time SINK TO over_time_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s') avg_over_time(reqs{inst="a"}[1m]) AS x;$$);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW sd_time SINK TO sd_time_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s') stddev_over_time(reqs{inst="a"}[1m]) AS x;$$);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW q_time SINK TO q_time_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s') quantile_over_time(0.5, reqs{inst="a"}[1m]) AS x;$$);
+SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW p_time SINK TO p_time_out EVAL INTERVAL '1m' AS
+TQL EVAL (now() - now() + '60s'::interval, now() - now() + '60s'::interval, '30s') present_over_time(reqs{inst="a"}[1m]) AS x;$$);
+SELECT flowpg.flush_flow(f) >= 0 AS flushed FROM unnest(ARRAY['over_time', 'sd_time', 'q_time', 'p_time']) f;
+SELECT (SELECT x FROM over_time_out) AS avg, round((SELECT x FROM sd_time_out)::numeric, 6) AS stddev,
+       (SELECT x FROM q_time_out) AS median, (SELECT x FROM p_time_out) AS present;
 -- * before +: sum(x) + 2 * count(x) at 60 s for api: 45 + 2 x 2 = 49;
 -- sum(x) / count(x) - 1: 45 / 2 - 1 = 21.5
 SELECT flow_name, result FROM flowpg.execute($$CREATE FLOW prec SINK TO prec_out EVAL INTERVAL '1m' AS

@@ -48,6 +48,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "dialect.h"
 #include "tql.h"
 
 typedef struct TqlParser
@@ -73,6 +74,7 @@ typedef struct Vec
 	char	   *time_column;
 	Oid			time_type;
 	bool		aggregated;		/* value is an aggregate over the FROM */
+	bool		selector;		/* a plain selector: its name is table.column in GreptimeDB's */
 } Vec;
 
 static Vec *parse_expr(TqlParser *p);
@@ -339,6 +341,8 @@ expression_type(const char *expr)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("invalid TQL: \"%s\" is not one expression", expr)));
+	/* GreptimeDB's dialect, as in the flow's query (date_bin of two arguments) */
+	(void) dialect_rewrite_raw((SelectStmt *) linitial_node(RawStmt, raw)->stmt, sql, false, false);
 	query = parse_analyze_fixedparams(linitial_node(RawStmt, raw), sql, NULL, 0, NULL);
 	analyzed = (Node *) linitial_node(TargetEntry, query->targetList)->expr;
 	/* the tick's time; a constant range would be evaluated once, at every tick */
@@ -478,6 +482,7 @@ parse_selector(TqlParser *p, char *metric, const char **range_out)
 	v->value = psprintf("flowpg.last_value_by(t.%s, t.%s)", quote_identifier(t->value_column),
 						quote_identifier(t->time_column));
 	v->name = t->value_column;
+	v->selector = true;
 	v->table = t->name;
 	v->time_column = t->time_column;
 	v->time_type = t->time_type;
@@ -517,22 +522,53 @@ vec_query(Vec *v)
 static const struct
 {
 	const char *name;
-	const char *sql;			/* %1$s time, %2$s value, %3$s range start, %4$s range end */
+	const char *sql;			/* {t} time, {v} value, {s} range start, {e} range end,
+								 * {q} a leading number argument */
 	bool		named_range;	/* GreptimeDB's name has the range */
 }			range_functions[] =
 {
-	{"rate", "flowpg.prom_rate(%1$s, %2$s, %3$s, %4$s)", true},
-	{"increase", "flowpg.prom_increase(%1$s, %2$s, %3$s, %4$s)", true},
-	{"delta", "flowpg.prom_delta(%1$s, %2$s, %3$s, %4$s)", true},
-	{"irate", "flowpg.prom_irate(%1$s, %2$s)", false},
-	{"idelta", "flowpg.prom_idelta(%1$s, %2$s)", false},
-	{"avg_over_time", "avg(%2$s)", false},
-	{"min_over_time", "min(%2$s)", false},
-	{"max_over_time", "max(%2$s)", false},
-	{"sum_over_time", "sum(%2$s)", false},
-	{"count_over_time", "count(%2$s)::float8", false},
-	{"last_over_time", "flowpg.last_value_by(%2$s, %1$s)", false},
+	{"rate", "flowpg.prom_rate({t}, {v}, {s}, {e})", true},
+	{"increase", "flowpg.prom_increase({t}, {v}, {s}, {e})", true},
+	{"delta", "flowpg.prom_delta({t}, {v}, {s}, {e})", true},
+	{"irate", "flowpg.prom_irate({t}, {v})", false},
+	{"idelta", "flowpg.prom_idelta({t}, {v})", false},
+	{"avg_over_time", "avg({v})", false},
+	{"min_over_time", "min({v})", false},
+	{"max_over_time", "max({v})", false},
+	{"sum_over_time", "sum({v})", false},
+	{"count_over_time", "count({v})::float8", false},
+	{"last_over_time", "flowpg.last_value_by({v}, {t})", false},
+	{"stddev_over_time", "stddev_pop({v})", false},
+	{"stdvar_over_time", "var_pop({v})", false},
+	{"present_over_time", "(CASE WHEN count(*) > 0 THEN 1 END)::float8", false},
+	{"quantile_over_time", "percentile_cont({q}) WITHIN GROUP (ORDER BY {v})", false},
 };
+
+/* A range function's SQL: its placeholders {t}, {v}, {s}, {e}, {q} filled. */
+static char *
+fill_template(const char *template, const char *time, const char *value, const char *start,
+			  const char *end, const char *number)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (const char *c = template; *c; c++)
+	{
+		const char *with = NULL;
+
+		if (c[0] == '{' && c[1] && c[2] == '}')
+			with = c[1] == 't' ? time : c[1] == 'v' ? value : c[1] == 's' ? start :
+				c[1] == 'e' ? end : c[1] == 'q' ? number : NULL;
+		if (with)
+		{
+			appendStringInfoString(&buf, with);
+			c += 2;
+		}
+		else
+			appendStringInfoChar(&buf, *c);
+	}
+	return buf.data;
+}
 
 static const char *const aggregations[] = {"sum", "avg", "min", "max", "count", "count_values"};
 
@@ -613,12 +649,14 @@ parse_aggregation(TqlParser *p, const char *op)
 		v->labels = lappend(v->labels, makeString(label));
 		v->label_exprs = lappend(v->label_exprs, text);
 		v->value = "count(*)::float8";
-		v->name = psprintf("count(%s.%s)", inner->table, inner->name);
+		v->name = inner->selector ? psprintf("count(%s.%s)", inner->table, inner->name) :
+			psprintf("count(%s)", inner->name);
 	}
 	else
 	{
 		v->value = strcmp(op, "count") == 0 ? "count(x.v)::float8" : psprintf("%s(x.v)", op);
-		v->name = psprintf("%s(%s.%s)", op, inner->table, inner->name);
+		v->name = inner->selector ? psprintf("%s(%s.%s)", op, inner->table, inner->name) :
+			psprintf("%s(%s)", op, inner->name);
 	}
 	v->table = inner->table;
 	v->time_column = inner->time_column;
@@ -720,8 +758,18 @@ parse_primary(TqlParser *p)
 			Vec		   *v;
 			char	   *time;
 			char	   *range_text;
+			double		quantile = 0;
 
 			expect(p, "(");
+			if (strcmp(word, "quantile_over_time") == 0)
+			{
+				bool		found;
+
+				quantile = number(p, &found);
+				if (!found)
+					refuse("a quantile that is not a number", NULL);
+				expect(p, ",");
+			}
 			metric = identifier(p);
 			v = parse_selector(p, metric, &range);
 			range_text = last_range_text;
@@ -729,14 +777,17 @@ parse_primary(TqlParser *p)
 				tql_error(p, psprintf("%s takes a range selector, such as x[5m]", word));
 			expect(p, ")");
 			time = psprintf("t.%s", quote_identifier(v->time_column));
-			v->value = psprintf(range_functions[i].sql,
-								psprintf("%s::timestamptz", time),
-								psprintf("t.%s", quote_identifier(v->name)),
-								psprintf("(s.ts - %s)::timestamptz", range), "s.ts::timestamptz");
+			v->value = fill_template(range_functions[i].sql,
+									 psprintf("%s::timestamptz", time),
+									 psprintf("t.%s", quote_identifier(v->name)),
+									 psprintf("(s.ts - %s)::timestamptz", range), "s.ts::timestamptz",
+									 psprintf("%.17g", quantile));
+			/* GreptimeDB's names: prom_rate(ts_range,val,ts,Int64(300000)) */
 			v->name = range_functions[i].named_range ?
-				psprintf("prom_%s(ts_range,%s,%s,Int64(" INT64_FORMAT "))", word, v->name,
-						 v->time_column, duration_ms(range_text)) :
-				psprintf("prom_%s(ts_range,%s,%s)", word, v->name, v->time_column);
+				psprintf("prom_%s(%s_range,%s,%s,Int64(" INT64_FORMAT "))", word, v->time_column,
+						 v->name, v->time_column, duration_ms(range_text)) :
+				psprintf("prom_%s(%s_range,%s)", word, v->time_column, v->name);
+			v->selector = false;
 			return v;
 		}
 	skip_space(p);
