@@ -255,6 +255,23 @@ sink_shared_values(Oid sink_relid, FlowPlan *plan)
 													  ALLOCSET_SMALL_SIZES);
 		CacheRegisterRelcacheCallback(shared_answers_callback, (Datum) 0);
 	}
+	if (shared_answers != NULL)
+	{
+		answer = hash_search(shared_answers, &sink_relid, HASH_FIND, NULL);
+		if (answer)
+			return answer->values ? pstrdup(answer->values) : NULL;
+	}
+
+	/* (reading the catalog may process invalidations, which drop the table) */
+	shared_answers_catalog = catalog_relid();
+	flows = catalog_get_all_by_sink(sink_relid);
+	if (list_length(flows) >= 2)
+		foreach(lc, flows)
+		{
+			List	   *keys = NIL;
+
+			entry_columns(lfirst(lc), &keys, &values);
+		}
 	if (shared_answers == NULL)
 	{
 		HASHCTL		ctl;
@@ -264,20 +281,7 @@ sink_shared_values(Oid sink_relid, FlowPlan *plan)
 		ctl.hcxt = shared_answers_memory;
 		shared_answers = hash_create("flowpg shared sinks", 16, &ctl,
 									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		shared_answers_catalog = catalog_relid();
 	}
-	answer = hash_search(shared_answers, &sink_relid, HASH_FIND, NULL);
-	if (answer)
-		return answer->values ? pstrdup(answer->values) : NULL;
-
-	flows = catalog_get_all_by_sink(sink_relid);
-	if (list_length(flows) >= 2)
-		foreach(lc, flows)
-		{
-			List	   *keys = NIL;
-
-			entry_columns(lfirst(lc), &keys, &values);
-		}
 	answer = hash_search(shared_answers, &sink_relid, HASH_ENTER, &found);
 	answer->values = values ? MemoryContextStrdup(shared_answers_memory, names_text(values)) : NULL;
 	return answer->values ? pstrdup(answer->values) : NULL;
