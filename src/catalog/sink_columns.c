@@ -803,6 +803,7 @@ sink_check_every_column_written(Oid sink_relid, FlowPlan *plan, int64 own_flow_i
 {
 	Relation	rel = table_open(sink_relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *others = sink_columns_of_other_flows(sink_relid, own_flow_id);
 
 	for (int a = 0; a < desc->natts; a++)
 	{
@@ -813,7 +814,7 @@ sink_check_every_column_written(Oid sink_relid, FlowPlan *plan, int64 own_flow_i
 			sink_is_output(plan, name) || strcmp(name, "update_at") == 0 ||
 			strcmp(name, SINK_TS_PLACEHOLDER) == 0 ||
 			(nulls_filled && !attr->attnotnull) ||
-			sink_written_by_another_flow(sink_relid, name, own_flow_id))
+			list_member(others, makeString((char *) name)))
 			continue;
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),

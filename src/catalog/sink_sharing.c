@@ -287,23 +287,18 @@ sink_shared_values(Oid sink_relid, FlowPlan *plan)
 	return answer->values ? pstrdup(answer->values) : NULL;
 }
 
-bool
-sink_written_by_another_flow(Oid sink_relid, const char *column, int64 own_flow_id)
+List *
+sink_columns_of_other_flows(Oid sink_relid, int64 own_flow_id)
 {
+	List	   *columns = NIL;
 	ListCell   *lc;
 
 	foreach(lc, catalog_get_all_by_sink(sink_relid))
 	{
 		FlowEntry  *other = lfirst(lc);
-		List	   *keys = NIL;
-		List	   *values = NIL;
 
-		if (other->flow_id == own_flow_id)
-			continue;
-		entry_columns(other, &keys, &values);
-		if (list_member(values, makeString((char *) column)) ||
-			list_member(keys, makeString((char *) column)))
-			return true;
+		if (other->flow_id != own_flow_id)
+			entry_columns(other, &columns, &columns);
 	}
-	return false;
+	return columns;
 }

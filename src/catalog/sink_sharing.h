@@ -25,8 +25,7 @@ extern void sink_check_sharing(Oid sink_relid, const char *flow_name, FlowPlan *
  */
 extern char *sink_shared_values(Oid sink_relid, FlowPlan *plan);
 
-/* Does another flow than own_flow_id write that column of the sink? */
-extern bool sink_written_by_another_flow(Oid sink_relid, const char *column,
-										 int64 own_flow_id);
+/* The columns (String) the flows of the sink other than own_flow_id write. */
+extern List *sink_columns_of_other_flows(Oid sink_relid, int64 own_flow_id);
 
 #endif							/* FLOWPG_SINK_SHARING_H */
