@@ -12,13 +12,18 @@
 
 EXTENSION = flowpg
 MODULE_big = flowpg
-# One folder per subsystem (README, "Layout"); every source file in them is built.
-SRC_DIRS = src src/common src/frontend src/plan src/catalog src/batching src/streaming src/worker
+# The layers of src/, bottom-up (src/base/flowpg.h); every source file in them is built.
+SRC_DIRS = src src/base src/functions src/metadata src/planning src/sinks src/batching src/streaming src/lifecycle src/greptime src/worker
 OBJS = $(patsubst %.c,%.o,$(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))))
 DATA = flowpg--0.1.sql flowpg--0.2.sql flowpg--0.1--0.2.sql flowpg--0.2--0.3.sql
+# The current version's whole script, so that a fresh install runs one: 0.2's
+# script followed by the update to 0.3 (test/t/036_fresh_install.pl checks
+# that it gives the objects an update gives).  Built, not kept, so that the
+# two can never drift apart while 0.3 is being made.
+DATA_built = flowpg--0.3.sql
 # The SQL objects' version the library works with (catalog.h), from the control file.
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" flowpg.control)
-# Each folder is on the include path, src/ itself not: "catalog/..." must
+# Each folder is on the include path, src/ itself not: "catalog/..." (say) must
 # always reach PostgreSQL's headers, never src/catalog/.
 PG_CPPFLAGS = $(foreach d,$(filter-out src,$(SRC_DIRS)),-I$(srcdir)/$(d)) -DFLOWPG_VERSION='"$(EXTVERSION)"'
 
@@ -69,6 +74,10 @@ flowload:
 clean: clean-flowload
 clean-flowload:
 	@$(MAKE) --no-print-directory -C test/tools clean
+
+flowpg--0.3.sql: flowpg--0.2.sql flowpg--0.2--0.3.sql
+	{ echo '-- flowpg 0.3, built by make from flowpg--0.2.sql and flowpg--0.2--0.3.sql: edit those.'; \
+	  cat flowpg--0.2.sql; echo; cat flowpg--0.2--0.3.sql; } > $@
 
 # PGXS tracks no header dependencies: rebuild everything when one changes.
 $(OBJS): $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h)) flowpg.control

@@ -3,9 +3,9 @@
 \echo Use "ALTER EXTENSION flowpg UPDATE TO '0.3'" to load this file. \quit
 
 /*
- * There is no flowpg--0.3.sql: CREATE EXTENSION flowpg installs 0.2's
- * script and this one after it, so a fresh install and an updated one run
- * the same statements for what 0.3 adds.
+ * flowpg--0.3.sql, the script a fresh install runs, is built by make from
+ * 0.2's script followed by this one, so a fresh install and an updated one
+ * run the same statements for what 0.3 adds (test/t/036_fresh_install.pl).
  *
  * 0.3: GreptimeDB fidelity, part two (issue 22).
  */
@@ -84,7 +84,7 @@ COMMENT ON AGGREGATE flowpg.last_value_by(anyelement, anycompatible) IS
 	'the value of the last row in the order of key (ASC NULLS LAST; ties: the greatest value, NULL last)';
 
 /*
- * Recording rules (flows grouping by now(), src/batch.c): the time their
+ * Recording rules (flows grouping by now(), src/batching/refresh.c): the time their
  * query was last evaluated at, which verify_flow checks the sink against.
  */
 ALTER TABLE flowpg.flow_run ADD COLUMN last_tick timestamptz;
@@ -101,7 +101,7 @@ ALTER TABLE flowpg.flow_run ADD COLUMN last_tick timestamptz;
 ALTER TABLE flowpg.flow_run ADD COLUMN last_flushed_at timestamptz;
 
 /*
- * A flow's statistics and errors go with it (src/catalog/stats.c): a
+ * A flow's statistics and errors go with it (src/metadata/stats.c): a
  * worker recording a run while drop_flow deleted the flow could leave its
  * row behind.  Rows 0.2 left so are removed first.
  */
@@ -557,9 +557,9 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 /*
  * 0.3 (issue 39): TimescaleDB's time_bucket, for flows written by its users
- * (src/plan/time_bucket.c).  A flow's unqualified time_bucket(...) is this
+ * (src/functions/time_bucket.c).  A flow's unqualified time_bucket(...) is this
  * one when no time_bucket is installed, and its common forms become the
- * date_bin / date_trunc windows they equal (src/frontend/timescale.c).
+ * date_bin / date_trunc windows they equal (src/planning/timescale.c).
  */
 CREATE FUNCTION flowpg.time_bucket(bucket_width interval, ts timestamptz)
 RETURNS timestamptz AS 'MODULE_PATHNAME', 'flowpg_time_bucket'
@@ -605,7 +605,7 @@ LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 /*
  * 0.3 (issue 39): flows over flows.  Which flows read which flows' sinks
  * (a rollup of a rollup); flush_flow of a flow first flushes the flows it
- * reads from (src/frontend/flow_flush.c).
+ * reads from (src/lifecycle/flow_flush.c).
  */
 CREATE VIEW flowpg.flow_dependencies AS
 SELECT f.flow_id,
@@ -620,7 +620,7 @@ GRANT SELECT ON flowpg.flow_dependencies TO PUBLIC;
 
 /*
  * 0.3 (issue 39): waiting for a new flow's backfill, which runs online
- * after create_flow commits (src/frontend/flow_flush.c).
+ * after create_flow commits (src/lifecycle/flow_flush.c).
  */
 CREATE FUNCTION flowpg.wait_for_backfill(flow_name text, timeout interval DEFAULT NULL)
 RETURNS void
@@ -631,9 +631,9 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
  * 0.3 (issue 40): GreptimeDB's sketch aggregates, whose states (bytea)
  * roll up -- a flow over a sink of sketches merges them.  hll(x),
  * hll_merge(state), hll_count(state): HyperLogLog of precision 14
- * (src/plan/hll.c).  uddsketch_state(buckets, error, x),
+ * (src/functions/hll.c).  uddsketch_state(buckets, error, x),
  * uddsketch_merge(buckets, error, state), uddsketch_calc(q, state):
- * UDDSketch quantiles (src/plan/uddsketch.c).  In a flow an unqualified
+ * UDDSketch quantiles (src/functions/uddsketch.c).  In a flow an unqualified
  * call is ours when no function of that name is visible (dialect.c).
  */
 CREATE FUNCTION flowpg._hll_trans(internal, anyelement)
@@ -737,7 +737,7 @@ COMMENT ON FUNCTION flowpg.uddsketch_calc(double precision, bytea) IS
 
 /*
  * 0.3 (issue 40): PromQL's range functions as aggregates over one series'
- * samples (src/plan/prom_range.c): prom_rate, prom_increase, prom_delta
+ * samples (src/functions/prom_range.c): prom_rate, prom_increase, prom_delta
  * (ts, value, range_start, range_end) with Prometheus's extrapolation to
  * the range's edges, and prom_irate, prom_idelta (ts, value) from the
  * last two samples.  NULL for fewer than two samples.
@@ -816,7 +816,7 @@ COMMENT ON AGGREGATE flowpg.prom_idelta(timestamptz, double precision) IS
 /*
  * 0.3 (issue 40): PromQL's histogram_quantile over one group of a classic
  * histogram's buckets (le as text, '+Inf' included), as Prometheus's
- * bucketQuantile (src/plan/prom_range.c); TQL flows use it.
+ * bucketQuantile (src/functions/prom_range.c); TQL flows use it.
  */
 CREATE FUNCTION flowpg._prom_buckets_trans(internal, double precision, text, double precision)
 RETURNS internal AS 'MODULE_PATHNAME', 'flowpg_prom_buckets_trans'

@@ -98,7 +98,7 @@ SELECT state, failures > 0 AS failed, next_run_at > last_run_at AS retry_schedul
 	   runs = successes + failures AS runs_add_up
   FROM flowpg.flow_stats WHERE flow_name = 'op_fail';
 SELECT sqlstate, message FROM flowpg.flow_errors WHERE flow_name = 'op_fail' LIMIT 1;
--- the README's dashboard queries
+-- the dashboard queries of docs/operations.md
 SELECT flow_name, errors > 0 AS has_errors, latest FROM (
 SELECT e.flow_name, count(*) AS errors, max(e.at) AS last_error,
        (array_agg(e.sqlstate || ': ' || e.message ORDER BY e.at DESC))[1] AS latest

@@ -8,6 +8,35 @@
  * the library later (CREATE EXTENSION in a server without the preload) gets
  * the SQL objects, but creating a flow there fails with a hint.
  *
+ * _PG_init is where the layers are tied together: it reserves every part's
+ * shared memory, and installs the hooks through which a lower layer reaches
+ * a higher one (the streaming engine's hooks in the dirty log and in the
+ * capture triggers; see src/base/flowpg.h).
+ *
+ * Shared memory is reserved and initialized here, in one place.
+ * What lives in shared memory, who owns it, and its locks:
+ *
+ * - the worker pool (pool.c): per database, its workers and the flow
+ *   each has claimed.  One spinlock, held for the lookup of a database's
+ *   slot and a few assignments (see pool.c).
+ * - the flow registry (registry.c): a slot per streaming flow, each with
+ *   its own spinlock; the registry LWLock guards taking and freeing slots
+ *   (a lookup takes it shared).
+ * - the input queues (queue.c): batches in the queue DSA area, created in
+ *   place, fixed in size (flowpg.queue_memory); each chain's head is in its
+ *   flow's registry slot.
+ * - the state area (state_memory.c): a DSA area holding each streaming
+ *   flow's groups, unlocked (a flow's part is touched only by the worker
+ *   that claimed it); its LWLock guards creating it.
+ * - what each backend does for a flow now (progress.c): a slot per
+ *   backend, with its own spinlock.
+ * - why due batching flows wait for a worker (waits.c): a fixed array of
+ *   the server's, one spinlock.
+ *
+ * No LWLock or spinlock is held across SPI, a user's function or a wait.
+ * A server crash reinitializes all of it; flows then refill from the
+ * source.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -17,6 +46,9 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "commands/dbcommands.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
 
@@ -29,14 +61,20 @@
 #include "pool.h"
 #include "preload.h"
 #include "progress.h"
-#include "shmem.h"
+#include "state_memory.h"
 #include "dirty_log.h"
+#include "queue.h"
+#include "registry.h"
+#include "stream_capture.h"
 #include "stream_state.h"
+#include "waits.h"
 #include "worker.h"
 
 PG_MODULE_MAGIC;
 
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void		_PG_init(void);
 
@@ -84,6 +122,34 @@ flowpg_process_utility(PlannedStmt *pstmt, const char *queryString,
 	}
 }
 
+static void
+flowpg_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	state_memory_shmem_request();
+	pool_shmem_request();
+	registry_shmem_request();
+	queue_shmem_request();
+	progress_shmem_request();
+	waits_shmem_request();
+}
+
+static void
+flowpg_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	state_memory_shmem_startup();
+	pool_shmem_startup();
+	registry_shmem_startup();
+	queue_shmem_startup();
+	progress_shmem_startup();
+	waits_shmem_startup();
+	LWLockRelease(AddinShmemInitLock);
+}
+
 void
 _PG_init(void)
 {
@@ -99,7 +165,12 @@ _PG_init(void)
 	guc_define();
 	MarkGUCPrefixReserved("flowpg");
 
-	shmem_install_hooks();
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = flowpg_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = flowpg_shmem_startup;
+	registry_install_hooks();
+	stream_capture_install_hooks();
 	worker_register();
 	/* every backend inherits them; see dirty_log_register_callbacks */
 	dirty_log_register_callbacks();

@@ -59,7 +59,7 @@
 #include "utils/syscache.h"
 
 #include "backfill.h"
-#include "batch.h"
+#include "refresh.h"
 #include "catalog.h"
 #include "flow_locks.h"
 #include "privileged.h"
@@ -279,7 +279,7 @@ establish_range(FlowEntry *entry, Backfill *b)
 
 	if (b->has_range)
 		return true;
-	if (!batch_time_bounds(entry, b->has_start, b->start_at, &b->time_lo, &b->time_hi, &rows,
+	if (!refresh_time_bounds(entry, b->has_start, b->start_at, &b->time_lo, &b->time_hi, &rows,
 						   &null_times) ||
 		(null_times && !backfills_history(entry)) || flow_plan_for_entry(entry)->uses_now)
 		return false;
@@ -313,7 +313,7 @@ refresh_from(FlowEntry *entry, const Backfill *b, bool has_hi, int64 hi)
 	 * horizon, with expire_after).  The source had no rows without a time
 	 * at the first piece's snapshot, and any written since are captured.
 	 */
-	return batch_refresh_ordinals(entry, !first || history, b->done_until, has_hi, hi,
+	return refresh_ordinals(entry, !first || history, b->done_until, has_hi, hi,
 								  first && !history, history);
 }
 
@@ -337,7 +337,7 @@ backfill_piece(FlowEntry *entry, uint64 *rows_out)
 	}
 	if (!establish_range(entry, &b))
 	{
-		*rows_out = batch_refresh_ordinals(entry, false, 0, false, 0, false, false);
+		*rows_out = refresh_ordinals(entry, false, 0, false, 0, false, false);
 		backfill_forget(entry->flow_id);
 		return false;
 	}
@@ -399,7 +399,7 @@ backfill_complete(FlowEntry *entry)
 	if (establish_range(entry, &b))
 		rows = refresh_from(entry, &b, false, 0);
 	else
-		rows = batch_refresh_ordinals(entry, false, 0, false, 0, false, false);
+		rows = refresh_ordinals(entry, false, 0, false, 0, false, false);
 	backfill_forget(entry->flow_id);
 	/* and what its pieces wrote: the backfill's rows */
 	return rows + (uint64) Max(b.rows_written, 0);

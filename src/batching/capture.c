@@ -53,13 +53,12 @@
 
 #include "capture.h"
 #include "dirty_log.h"
-#include "operator.h"
-#include "registry.h"
-#include "stream_capture.h"
 #include "catalog.h"
 #include "privileged.h"
 #include "planner.h"
 #include "window.h"
+
+const CaptureStreamingHooks *capture_streaming_hooks = NULL;
 
 PG_FUNCTION_INFO_V1(flowpg_capture);
 
@@ -327,7 +326,8 @@ capture_entry(Oid relid)
 		 * and so do restored ones not maintained yet: their queue would be
 		 * forgotten, their dirty log is recomputed when they start.
 		 */
-		cf->streaming = flow_on_streams(flow) && registry_available() &&
+		cf->streaming = flow_on_streams(flow) && capture_streaming_hooks != NULL &&
+			capture_streaming_hooks->available() &&
 			strcmp(flow->state, "restoring") != 0;
 
 		/*
@@ -339,7 +339,7 @@ capture_entry(Oid relid)
 		cf->via_parent = table != relid && capture_is_descendant(relid, table);
 		if (cf->via_parent)
 			cf->streaming = false;
-		cf->version = cf->streaming ? graph_version(flow) : 0;
+		cf->version = cf->streaming ? capture_streaming_hooks->version_of(flow) : 0;
 		cf->only_this = table == relid &&
 			!flow_plan_reads_descendants(stringToNode(flow->query_tree), table);
 
@@ -483,7 +483,8 @@ capture_row(TriggerData *trigdata, CaptureEntry *entry)
 			takers[ntakers++].version = entry->flows[i].version;
 		}
 	if (ntakers > 0)
-		stream_capture_row(trigdata->tg_relation, takers, ntakers, new_row, old_row);
+		capture_streaming_hooks->capture_row(trigdata->tg_relation, takers, ntakers,
+											 new_row, old_row);
 	for (int i = 0, t = 0; i < entry->nflows; i++)
 	{
 		CaptureFlow *cf = &entry->flows[i];
@@ -560,8 +561,9 @@ flowpg_capture(PG_FUNCTION_ARGS)
 	}
 	/* the rows are copied once for all the streaming flows that take them */
 	if (ntakers > 0)
-		stream_capture_statement(rel, takers, ntakers, trigdata->tg_newtable,
-								 trigdata->tg_oldtable);
+		capture_streaming_hooks->capture_statement(rel, takers, ntakers,
+												   trigdata->tg_newtable,
+												   trigdata->tg_oldtable);
 	for (int i = 0; i < entry->nflows; i++)
 	{
 		if (taker_of[i] >= 0)

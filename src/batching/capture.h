@@ -9,6 +9,42 @@
 #ifndef FLOWPG_CAPTURE_H
 #define FLOWPG_CAPTURE_H
 
+#include "executor/tuptable.h"
+#include "utils/rel.h"
+#include "utils/tuplestore.h"
+
+#include "catalog.h"
+
+/* A streaming flow of the table a statement's rows may go to. */
+typedef struct StreamTaker
+{
+	int64		flow_id;
+	uint32		version;
+	bool		taken;			/* out: it took the rows */
+} StreamTaker;
+
+/*
+ * What the capture triggers need of the streaming engine, which sits above
+ * this layer and registers them in _PG_init (stream_capture_install_hooks).
+ * Until it has, or without shared memory (flowpg not preloaded), streaming
+ * flows are captured as batching ones: their changed windows are logged.
+ */
+typedef struct CaptureStreamingHooks
+{
+	/* is streaming's shared memory there? */
+	bool		(*available) (void);
+	/* the version of the flow's compiled graph that rows are shipped for */
+	uint32		(*version_of) (FlowEntry *flow);
+	/* stream_capture_statement and stream_capture_row (stream_capture.h) */
+	void		(*capture_statement) (Relation rel, StreamTaker *takers, int ntakers,
+									  Tuplestorestate *new_rows,
+									  Tuplestorestate *old_rows);
+	void		(*capture_row) (Relation rel, StreamTaker *takers, int ntakers,
+								TupleTableSlot *new_row, TupleTableSlot *old_row);
+} CaptureStreamingHooks;
+
+extern PGDLLIMPORT const CaptureStreamingHooks *capture_streaming_hooks;
+
 /* Installs flowpg's capture triggers on a source table unless present. */
 extern void capture_install(Oid relid);
 

@@ -58,8 +58,15 @@
 #include "catalog.h"
 #include "privileged.h"
 #include "dirty_log.h"
-#include "registry.h"
 #include "pool.h"
+
+dirty_log_commit_hook_type dirty_log_commit_hook = NULL;
+
+static bool
+note_commit(int64 flow_id)
+{
+	return dirty_log_commit_hook != NULL && dirty_log_commit_hook(flow_id);
+}
 
 PG_FUNCTION_INFO_V1(flowpg_dirty_row_restored);
 
@@ -207,7 +214,7 @@ dirty_log_append(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows)
 	xact_flow(flow_id)->logged = true;
 	/* appended by another PRE_COMMIT callback after ours: flag it now */
 	if (precommit_done)
-		xact_flow(flow_id)->in_registry = registry_note_dirty(flow_id);
+		xact_flow(flow_id)->in_registry = note_commit(flow_id);
 }
 
 void
@@ -499,7 +506,7 @@ dirty_log_xact_callback(XactEvent event, void *arg)
 				XactFlow   *xf = lfirst(lc);
 
 				if (xf->logged)
-					xf->in_registry = registry_note_dirty(xf->flow_id);
+					xf->in_registry = note_commit(xf->flow_id);
 			}
 			precommit_done = true;
 			break;

@@ -29,6 +29,16 @@ typedef struct DirtyEntry
 /* The commit callback, registered from _PG_init. */
 extern void dirty_log_register_callbacks(void);
 
+/*
+ * Called before the commit of a transaction that logged entries for
+ * flow_id (or at once for entries appended after that point): true when
+ * the flow is one the hook's owner tracks, so that it hears of the commit.
+ * The streaming engine sets it in _PG_init (registry_install_hooks); the
+ * dirty log knows nothing of streaming slots.
+ */
+typedef bool (*dirty_log_commit_hook_type) (int64 flow_id);
+extern PGDLLIMPORT dirty_log_commit_hook_type dirty_log_commit_hook;
+
 /* Appends an entry in the current transaction (writers need no rights). */
 extern void dirty_log_append(int64 flow_id, bool whole, int64 lo, int64 hi, int64 nrows);
 

@@ -2,7 +2,7 @@
  *
  * group_store.c
  *	  Where a streaming flow's groups live: a hash table in the state DSA
- *	  area (shmem.c), so that any worker of the database can run the flow's
+ *	  area (state_memory.c), so that any worker of the database can run the flow's
  *	  next round and a worker that exits leaves the state in place.
  *
  * A group is one allocation: its header (StoredGroup), a Datum and a flag
@@ -32,7 +32,7 @@
 #include "utils/memutils.h"
 
 #include "group_store.h"
-#include "shmem.h"
+#include "state_memory.h"
 #include "window.h"
 
 #define STORE_MAGIC 0x666c6f77
@@ -51,7 +51,7 @@ typedef struct StoreHeader
 	int64		nchanged;
 	int64		ngroups;
 	int64		bytes;
-	int			database;		/* its entry in the per-database counts (shmem.c) */
+	int			database;		/* its entry in the per-database counts (state_memory.c) */
 } StoreHeader;
 
 /* A transition value passed by reference. */
@@ -86,10 +86,10 @@ struct GroupStore
 static void *
 store_alloc(GroupStore *store, Size size, dsa_pointer *dp)
 {
-	*dp = shmem_state_admit(store->header->database, size) ?
+	*dp = state_memory_admit(store->header->database, size) ?
 		dsa_allocate_extended(store->area, size, DSA_ALLOC_NO_OOM) : InvalidDsaPointer;
 	if (!DsaPointerIsValid(*dp))
-		shmem_state_note_refusal();
+		state_memory_note_refusal();
 	if (!DsaPointerIsValid(*dp))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -98,7 +98,7 @@ store_alloc(GroupStore *store, Size size, dsa_pointer *dp)
 				 errhint("Raise flowpg.state_memory, or give the flow an expire_after; "
 						 "its oldest windows are recomputed from the source meanwhile.")));
 	store->header->bytes += size;
-	shmem_state_charge(store->header->database, size);
+	state_memory_charge(store->header->database, size);
 	return dsa_get_address(store->area, *dp);
 }
 
@@ -107,25 +107,25 @@ store_free(GroupStore *store, dsa_pointer dp, Size size)
 {
 	dsa_free(store->area, dp);
 	store->header->bytes -= size;
-	shmem_state_charge(store->header->database, -(int64) size);
+	state_memory_charge(store->header->database, -(int64) size);
 }
 
 dsa_pointer
 store_create(StreamGraph *graph)
 {
-	dsa_area   *area = shmem_state_area();
-	int			database = shmem_state_database(MyDatabaseId);
+	dsa_area   *area = state_memory_area();
+	int			database = state_memory_database(MyDatabaseId);
 	Size		size = sizeof(StoreHeader) + sizeof(dsa_pointer) * INITIAL_BUCKETS;
 	dsa_pointer dp;
 	dsa_pointer buckets;
 	StoreHeader *header;
 
-	if (!shmem_state_admit(database, size))
+	if (!state_memory_admit(database, size))
 		return InvalidDsaPointer;
 	dp = dsa_allocate_extended(area, sizeof(StoreHeader), DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
 	if (!DsaPointerIsValid(dp))
 	{
-		shmem_state_note_refusal();
+		state_memory_note_refusal();
 		return InvalidDsaPointer;
 	}
 	buckets = dsa_allocate_extended(area, sizeof(dsa_pointer) * INITIAL_BUCKETS,
@@ -133,7 +133,7 @@ store_create(StreamGraph *graph)
 	if (!DsaPointerIsValid(buckets))
 	{
 		dsa_free(area, dp);
-		shmem_state_note_refusal();
+		state_memory_note_refusal();
 		return InvalidDsaPointer;
 	}
 	header = dsa_get_address(area, dp);
@@ -146,7 +146,7 @@ store_create(StreamGraph *graph)
 	header->changed_head = header->changed_tail = InvalidDsaPointer;
 	header->bytes = size;
 	header->database = database;
-	shmem_state_charge(database, size);
+	state_memory_charge(database, size);
 	return dp;
 }
 
@@ -156,7 +156,7 @@ store_attach(dsa_pointer dp, StreamGraph *graph, MemoryContext memory)
 	MemoryContext old = MemoryContextSwitchTo(memory);
 	GroupStore *store = palloc0(sizeof(GroupStore));
 
-	store->area = shmem_state_area();
+	store->area = state_memory_area();
 	store->dp = dp;
 	store->header = dsa_get_address(store->area, dp);
 	if (store->header->magic != STORE_MAGIC || store->header->naggs != graph->naggs ||
@@ -192,7 +192,7 @@ store_counters_at(dsa_pointer dp, int64 *groups, int64 *bytes)
 	*groups = *bytes = 0;
 	if (!DsaPointerIsValid(dp))
 		return;
-	header = dsa_get_address(shmem_state_area(), dp);
+	header = dsa_get_address(state_memory_area(), dp);
 	*groups = header->ngroups;
 	*bytes = header->bytes;
 }
@@ -256,7 +256,7 @@ free_group(GroupStore *store, dsa_pointer dp, StoredGroup *group)
 									  store->group_fixed);
 
 	store->header->bytes -= freed;
-	shmem_state_charge(store->header->database, -(int64) freed);
+	state_memory_charge(store->header->database, -(int64) freed);
 	store->header->ngroups--;
 }
 
@@ -328,7 +328,7 @@ grow_buckets(GroupStore *store)
 	dsa_pointer *old_buckets = dsa_get_address(store->area, header->buckets);
 	dsa_pointer *buckets;
 
-	if (!shmem_state_admit(header->database, sizeof(dsa_pointer) * header->nbuckets))
+	if (!state_memory_admit(header->database, sizeof(dsa_pointer) * header->nbuckets))
 		return;					/* longer chains, still correct */
 	newdp = dsa_allocate_extended(store->area, sizeof(dsa_pointer) * nbuckets,
 								  DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO | DSA_ALLOC_HUGE);
@@ -352,7 +352,7 @@ grow_buckets(GroupStore *store)
 	}
 	dsa_free(store->area, header->buckets);
 	header->bytes += sizeof(dsa_pointer) * header->nbuckets;
-	shmem_state_charge(header->database, sizeof(dsa_pointer) * header->nbuckets);
+	state_memory_charge(header->database, sizeof(dsa_pointer) * header->nbuckets);
 	header->buckets = newdp;
 	header->nbuckets = nbuckets;
 }
@@ -592,7 +592,7 @@ store_has_changed(GroupStore *store)
 bool
 store_has_changed_at(dsa_pointer dp)
 {
-	StoreHeader *header = dsa_get_address(shmem_state_area(), dp);
+	StoreHeader *header = dsa_get_address(state_memory_area(), dp);
 
 	return DsaPointerIsValid(header->changed_head);
 }
@@ -605,7 +605,7 @@ store_changed_count_at(dsa_pointer dp)
 
 	if (!DsaPointerIsValid(dp))
 		return 0;
-	header = dsa_get_address(shmem_state_area(), dp);
+	header = dsa_get_address(state_memory_area(), dp);
 	return DsaPointerIsValid(header->changed_head) ? Max(header->nchanged, 1) : 0;
 }
 
@@ -790,7 +790,7 @@ store_groups(GroupStore *store)
 void
 store_destroy(dsa_pointer dp)
 {
-	dsa_area   *area = shmem_state_area();
+	dsa_area   *area = state_memory_area();
 	StoreHeader *header = dsa_get_address(area, dp);
 	Size		fixed = MAXALIGN(sizeof(StoredGroup) + (sizeof(Datum) + 1) * header->naggs);
 	dsa_pointer *buckets = dsa_get_address(area, header->buckets);
@@ -811,7 +811,7 @@ store_destroy(dsa_pointer dp)
 			gdp = next;
 		}
 	}
-	shmem_state_charge(header->database, -header->bytes);
+	state_memory_charge(header->database, -header->bytes);
 	header->magic = 0;
 	dsa_free(area, header->buckets);
 	dsa_free(area, dp);

@@ -42,6 +42,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "dirty_log.h"
 #include "guc.h"
 #include "pool.h"
 #include "registry.h"
@@ -625,6 +626,12 @@ registry_note_dirty(int64 flow_id)
 {
 	/* flows without a slot (batching ones) are found by their schedule */
 	return registry != NULL && set_flag(flow_id, offsetof(FlowSlot, dirty), true, false);
+}
+
+void
+registry_install_hooks(void)
+{
+	dirty_log_commit_hook = registry_note_dirty;
 }
 
 bool

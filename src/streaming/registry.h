@@ -208,6 +208,9 @@ extern int64 registry_flush_requested(int64 flow_id);
  * never written to), which its schedule finds.
  */
 extern bool registry_note_dirty(int64 flow_id);
+
+/* Sets dirty_log_commit_hook to registry_note_dirty; called in _PG_init. */
+extern void registry_install_hooks(void);
 extern bool registry_take_dirty(int64 flow_id);
 
 /*

@@ -45,6 +45,7 @@
 #include "guc.h"
 #include "pool.h"
 #include "queue.h"
+#include "operator.h"
 #include "registry.h"
 #include "stream_capture.h"
 #include "subxact.h"
@@ -793,4 +794,17 @@ stream_capture_changed(int64 flow_id)
 					return true;
 		}
 	return dirty_log_written_here(flow_id);
+}
+
+static const CaptureStreamingHooks streaming_capture = {
+	.available = registry_available,
+	.version_of = graph_version,
+	.capture_statement = stream_capture_statement,
+	.capture_row = stream_capture_row,
+};
+
+void
+stream_capture_install_hooks(void)
+{
+	capture_streaming_hooks = &streaming_capture;
 }

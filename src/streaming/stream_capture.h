@@ -14,15 +14,8 @@
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 
-#include "catalog.h"
+#include "capture.h"
 
-/* A streaming flow of the table a statement's rows may go to. */
-typedef struct StreamTaker
-{
-	int64		flow_id;
-	uint32		version;
-	bool		taken;			/* out: it took the rows */
-} StreamTaker;
 
 /*
  * Copies a statement's rows for the flows of takers: new_rows (inserted,
@@ -38,6 +31,9 @@ extern void stream_capture_statement(Relation rel, StreamTaker *takers, int ntak
 /* The same for one row (row-level capture of replica sessions). */
 extern void stream_capture_row(Relation rel, StreamTaker *takers, int ntakers,
 							   TupleTableSlot *new_row, TupleTableSlot *old_row);
+
+/* Sets capture_streaming_hooks; called once, in _PG_init. */
+extern void stream_capture_install_hooks(void);
 
 /* Has the current transaction changed a source of the flow? */
 extern bool stream_capture_changed(int64 flow_id);

@@ -36,7 +36,7 @@
 #include "dirty_log.h"
 #include "guc.h"
 #include "miscadmin.h"
-#include "shmem.h"
+#include "state_memory.h"
 #include "stream_flow.h"
 #include "window.h"
 
@@ -382,7 +382,7 @@ stream_evict_warm_up(StreamFlow *flow, List *ranges)
 			window_bounds(flow->probe, x, &start, &x, &unbounded);
 			fits = !unbounded && windows < WARM_MAX_WINDOWS;
 		}
-		if (!fits || sh->nwarm == WARM_RANGES || !shmem_state_has_room(MyDatabaseId))
+		if (!fits || sh->nwarm == WARM_RANGES || !state_memory_has_room(MyDatabaseId))
 			continue;
 		sh->warm[sh->nwarm].start = r->start;
 		sh->warm[sh->nwarm].end = r->end;

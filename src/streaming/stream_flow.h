@@ -17,7 +17,7 @@
 #ifndef FLOWPG_STREAM_FLOW_H
 #define FLOWPG_STREAM_FLOW_H
 
-#include "batch.h"
+#include "refresh.h"
 #include "batch_codec.h"
 #include "group_store.h"
 #include "operator.h"
@@ -110,7 +110,7 @@ typedef struct FlowShared
 	int64		evictions;		/* older windows given up for memory */
 	int64		repairs;		/* rounds that did not finish, recomputed */
 	StreamStats stats;
-	BatchResult unrecorded;		/* rounds not in flowpg.flow_run yet */
+	RunResult unrecorded;		/* rounds not in flowpg.flow_run yet */
 	int64		unrecorded_runs;
 	TimestampTz unrecorded_since;
 	TimestampTz last_round_at;	/* the last round that did work: its end */
@@ -153,7 +153,7 @@ typedef struct StreamFlow
 	AggInput   *inputs;			/* scratch: a batch row's aggregate inputs */
 	FlowEntry  *entry;
 	bool		paused;			/* the catalog's, at the last sync */
-	BatchResult counts_before;	/* the shared counts when this round began */
+	RunResult counts_before;	/* the shared counts when this round began */
 	StreamGraph *graph;
 	WindowProbe *probe;
 	bool		may_go_cold;	/* no NULL window in the state: state_keep applies */

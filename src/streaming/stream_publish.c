@@ -93,7 +93,7 @@ stream_record_rounds(StreamFlow *flow, TimestampTz now, bool force)
 						sh->last_round_at - sh->last_round_us, sh->last_round_at);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-	memset(&sh->unrecorded, 0, sizeof(BatchResult));
+	memset(&sh->unrecorded, 0, sizeof(RunResult));
 	sh->unrecorded_runs = 0;
 	sh->unrecorded_since = now;
 }

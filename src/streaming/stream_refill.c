@@ -33,7 +33,7 @@
 #include "catalog.h"
 #include "dirty_log.h"
 #include "progress.h"
-#include "shmem.h"
+#include "state_memory.h"
 #include "stats.h"
 #include "stream_flow.h"
 
@@ -75,7 +75,7 @@ clip_to_floor(StreamFlow *flow, List *ranges, bool *whole)
 		}
 		return ranges;
 	}
-	kept = batch_clip_ranges(ranges, floor_time);
+	kept = refresh_clip_ranges(ranges, floor_time);
 	foreach(lc, ranges)
 	{
 		WindowRange *r = lfirst(lc);
@@ -121,7 +121,7 @@ merge_refilled(StreamFlow *flow, GroupTable **table, bool mark_changed, bool reg
 		 * (their changes go to the recompute), and what is refilled below
 		 * the new floor is dropped: a refill must not run into the limit.
 		 */
-		if (shmem_state_exceeded())
+		if (state_memory_exceeded())
 		{
 			stream_evict_for_memory(flow);
 			if (flow->store == NULL)
@@ -210,7 +210,7 @@ load_source_rows(StreamFlow *flow, FlowPlan *plan, List *ranges, bool whole,
 	query->havingQual = NULL;
 	query->hasAggs = false;
 	if (!whole)
-		batch_restrict_query(plan, query, ranges);
+		refresh_restrict_query(plan, query, ranges);
 
 	spiplan = SPI_prepare(progress_label_sql(flow->entry->flow_name,
 											 pg_get_querydef(query, false)), 0, NULL);
@@ -254,7 +254,7 @@ drop_in_skips(StoredGroup *group, void *arg)
 	return stream_state_in_skips((List *) arg, (group->flags & STORED_WNULL) != 0, group->window);
 }
 
-/* The time ordinals a list of window ranges covers, for flow_touch. */
+/* The time ordinals a list of window ranges covers, for stream_state_touch. */
 static void
 touch_ranges(StreamFlow *flow, List *ranges, bool whole)
 {
@@ -384,7 +384,7 @@ stream_refill_load(StreamFlow *flow)
 		elog(ERROR, "SPI_connect failed");
 	/* the windows still changing: up to state_keep behind the newest row */
 	if (flow->may_go_cold && flow->graph->plan->is_aggregate &&
-		batch_source_newest(flow->entry, flow->graph->time_type, &sh->newest_time))
+		refresh_source_newest(flow->entry, flow->graph->time_type, &sh->newest_time))
 	{
 		sh->has_newest = true;
 		sh->has_cold = stream_evict_cold_floor(flow, sh->newest_time, &sh->cold_time);
@@ -416,7 +416,7 @@ stream_refill_load(StreamFlow *flow)
 	{
 		if (mark_all)
 		{
-			BatchResult result = batch_recompute_all(flow->entry);
+			RunResult result = refresh_recompute_all(flow->entry);
 
 			sh->unrecorded.rows_out += result.rows_out;
 			refill(flow, flow->graph->plan, NIL, true, false);
@@ -440,18 +440,18 @@ stream_refill_load(StreamFlow *flow)
 void
 stream_refill_dirty(StreamFlow *flow, bool until_done)
 {
-	BatchResult result;
+	RunResult result;
 
 	do
 	{
-		BatchRecomputed recomputed;
+		RefreshRecomputed recomputed;
 
-		result = batch_refresh_dirty(flow->entry, &recomputed);
+		result = refresh_dirty(flow->entry, &recomputed);
 		if (recomputed.open)
 		{
 			refill_recomputed(flow, recomputed.run.plan, recomputed.ranges,
 							  recomputed.whole);
-			batch_refresh_done(&recomputed, &result);
+			refresh_done(&recomputed, &result);
 		}
 		flow->sh->unrecorded.rows_out += result.rows_out;
 		flow->sh->unrecorded.rows_in += result.rows_in; /* rows that came by the dirty log */

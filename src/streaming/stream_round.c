@@ -13,7 +13,7 @@
  *	2. expire and evict windows (stream_evict.c);
  *	3. load the state if it has none (stream_refill_load, stream_refill.c);
  *	4. recompute the dirty windows in the sink and refill their state, as
- *	   the recompute read them (stream_refill_dirty, through batch.c);
+ *	   the recompute read them (stream_refill_dirty, through refresh.c);
  *	5. apply the batches (stream_apply_pending): after the refills,
  *	   because a batch whose transaction their snapshot saw must skip the
  *	   windows they read, and only the refills say which;
@@ -63,7 +63,7 @@
 #include "flow_locks.h"
 #include "guc.h"
 #include "settings.h"
-#include "shmem.h"
+#include "state_memory.h"
 #include "sink.h"
 #include "trust.h"
 #include "stats.h"
@@ -205,7 +205,7 @@ flow_round(StreamFlow *flow, TimestampTz now, int64 flush_request, bool apply_on
 	if (registry_take_reset(flow->flow_id) && sh->loaded)
 		stream_state_reset(flow);
 	/* state given up for memory (all, or older windows): whole again once half of it is free */
-	else if ((sh->degraded || sh->has_watermark) && shmem_state_has_room(MyDatabaseId) &&
+	else if ((sh->degraded || sh->has_watermark) && state_memory_has_room(MyDatabaseId) &&
 			 GetCurrentTimestamp() - sh->degraded_at >= degraded_retry(sh))
 		stream_state_reset(flow);
 
@@ -550,10 +550,10 @@ run_one(StreamFlow *flow, int64 flush_request)
 				 (long long) flow->flow_id);
 	pgstat_report_activity(STATE_RUNNING, activity);
 	progress_begin(flow->flow_id, PROGRESS_STREAM_ROUND);
-	(void) shmem_state_take_refusal();	/* a note of an earlier, survived refusal */
+	(void) state_memory_take_refusal();	/* a note of an earlier, survived refusal */
 	flow->sh = stream_state_shared(flow->flow_id, false);
 	/* a failed round's counts go with it (kept in the handle: across the longjmp) */
-	memset(&flow->counts_before, 0, sizeof(BatchResult));
+	memset(&flow->counts_before, 0, sizeof(RunResult));
 	if (flow->sh)
 		flow->counts_before = flow->sh->unrecorded;
 	PG_TRY();
@@ -614,7 +614,7 @@ run_one(StreamFlow *flow, int64 flush_request)
 		 * busy one, nor one that ran out of state memory (the flow degrades
 		 * to the recompute, and the next round serves the flush).
 		 */
-		refused = edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY && shmem_state_take_refusal();
+		refused = edata->sqlerrcode == ERRCODE_OUT_OF_MEMORY && state_memory_take_refusal();
 		if (busy || refused)
 			flush_request = 0;
 		if (flow->sh)
@@ -697,7 +697,7 @@ round_due(StreamFlow *flow, TimestampTz now, int64 flush_request, long *wake_ms)
 	/* given up for memory: a round loads it again once there is room (flow_round) */
 	if (sh->degraded || sh->has_watermark)
 	{
-		if (now - sh->degraded_at >= degraded_retry(sh) && shmem_state_has_room(MyDatabaseId))
+		if (now - sh->degraded_at >= degraded_retry(sh) && state_memory_has_room(MyDatabaseId))
 			return ROUND_WORK;
 		*wake_ms = Min(*wake_ms, 1000);
 	}
@@ -799,7 +799,7 @@ stream_run(bool *worked)
 	 */
 	if (busy > 1 && GetCurrentTimestamp() - started > (int64) 2 * flowpg_flush_interval_ms * 1000)
 		pool_grow();
-	if (shmem_state_exceeded())
+	if (state_memory_exceeded())
 		registry_request_evict_largest();
 	return wait_ms;
 }

@@ -14,9 +14,9 @@
  * touches its shared part, so no lock guards it; the registry slot that
  * points at it is registry.c's.
  *
- * The handles follow the catalog (stream_state_sync): new streaming flows
- * get one, changed ones a new graph, dropped ones are forgotten with their
- * queues and state by whichever worker claims them.
+ * The handles follow the catalog (stream_sync, which runs sync_flows): new
+ * streaming flows get one, changed ones a new graph, dropped ones are
+ * forgotten with their queues and state by whichever worker claims them.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,7 +35,7 @@
 #include "catalog.h"
 #include "flow_locks.h"
 #include "pool.h"
-#include "shmem.h"
+#include "state_memory.h"
 #include "stream_flow.h"
 #include "stream_state.h"
 
@@ -91,7 +91,7 @@ new_handle(FlowEntry *entry)
 FlowShared *
 stream_state_shared(int64 flow_id, bool create)
 {
-	dsa_area   *area = shmem_state_area();
+	dsa_area   *area = state_memory_area();
 	dsa_pointer dp = registry_get_flow_state(flow_id);
 	FlowShared *sh;
 
@@ -102,7 +102,7 @@ stream_state_shared(int64 flow_id, bool create)
 	dp = dsa_allocate_extended(area, sizeof(FlowShared), DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
 	if (!DsaPointerIsValid(dp))
 	{
-		shmem_state_note_refusal();
+		state_memory_note_refusal();
 		return NULL;
 	}
 	sh = dsa_get_address(area, dp);
@@ -220,7 +220,7 @@ close_flow(StreamFlow *flow)
 static void
 free_stream_state_shared(dsa_pointer state)
 {
-	dsa_area   *area = shmem_state_area();
+	dsa_area   *area = state_memory_area();
 	FlowShared *sh = dsa_get_address(area, state);
 
 	if (DsaPointerIsValid(sh->store))

@@ -56,7 +56,7 @@
 #include "utils/wait_event.h"
 
 #include "backfill.h"
-#include "batch.h"
+#include "refresh.h"
 #include "catalog.h"
 #include "dirty_log.h"
 #include "eval_tick.h"
@@ -201,7 +201,7 @@ start_worker(Oid dboid, bool first)
 				(errmsg("flowpg could not start a worker for database %u", dboid),
 				 errdetail("All max_worker_processes (%d) background worker slots are in use.",
 						   max_worker_processes),
-				 errhint("Raise max_worker_processes (see flowpg's README for its sizing); "
+				 errhint("Raise max_worker_processes (see flowpg's docs/operations.md, Sizing the workers and the memory); "
 						 "flowpg retries whenever a slot frees.")));
 		pool_note_start(dboid, false);
 		return NULL;
@@ -365,7 +365,7 @@ typedef struct FlowRun
 	FlowEntry  *entry;
 	TimestampTz started;
 	TimestampTz finished;
-	BatchResult result;
+	RunResult result;
 	bool		wait_more;		/* a restored flow whose tables are not in yet */
 	/* the tick it evaluates: the poll's, if the flow still has ticks */
 	bool		has_tick;
@@ -452,9 +452,9 @@ flow_run_call(void *arg)
 		if (run->has_tick)
 			eval_tick_set(run->due->tick);
 		if (run->uses_now)
-			run->result = batch_recompute_all(run->entry);
+			run->result = refresh_recompute_all(run->entry);
 		else
-			run->result = batch_refresh_dirty(run->entry, NULL);
+			run->result = refresh_dirty(run->entry, NULL);
 		eval_tick_clear();
 	}
 	disable_timeout(STATEMENT_TIMEOUT, false);

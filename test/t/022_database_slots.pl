@@ -1,6 +1,6 @@
 # flowpg: databases come and go, the worker pool keeps serving new ones.
 #
-# The pool (src/worker/pool.c) keeps a slot per database in shared memory, at
+# The pool (src/base/pool.c) keeps a slot per database in shared memory, at
 # most 256 of them.  A database takes one as soon as it asks for a worker
 # (create_flow's commit) or the launcher looks at it.  Here 270 databases
 # are created, each with flowpg and one flow (so that each takes its slot
