@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # flowpg benchmark (make bench; make test runs it with --quick as a smoke test).
 #
-# Starts a throwaway cluster, generates the workload of DESIGN.md section 4
-# once -- metrics(ts timestamptz, device int, value float8), 2M rows over one
+# Starts a throwaway cluster, generates the workload once (BENCHMARKS.md,
+# Method) -- metrics(ts timestamptz, device int, value float8), 2M rows over one
 # day, 1000 devices, aggregated per device per minute with
 # count/sum/avg/min/max -- and measures, in the same run, rows/s of
 #
@@ -710,7 +710,8 @@ for config in $([ "$QUICK" = 1 ] || echo streaming batching); do
             lat+=("$(psql_c "CALL change_probe($k, '$kind')")")
             sleep 0.05
         done
-        pkill -INT -f "pgbench .*chg_insert" 2>/dev/null || true
+        # TERM, not INT: a command started with & in a script ignores SIGINT
+        pkill -TERM -f "pgbench .*chg_insert" 2>/dev/null || true
         wait "$LOAD_PID" 2>/dev/null || true
         med=$(printf '%s\n' "${lat[@]}" | median)
         p95=$(printf '%s\n' "${lat[@]}" | sort -g | awk '{a[NR]=$1} END {i = int(NR * 0.95 + 0.5); if (i < 1) i = 1; print a[i]}')

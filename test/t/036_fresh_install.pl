@@ -29,19 +29,19 @@ WITH members AS (
      AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'flowpg'))
 SELECT line FROM (
   SELECT 'function ' || p.oid::regprocedure || ' -> ' || pg_get_function_result(p.oid)
-         || ' ' || p.prokind || ' ' || p.provolatile || ' ' || p.proisstrict
-         || ' ' || p.prosecdef || ' ' || p.proparallel || ' acl ' || coalesce(p.proacl::text, '-')
+         || ' ' || p.prokind::text || ' ' || p.provolatile::text || ' ' || p.proisstrict
+         || ' ' || p.prosecdef::text || ' ' || p.proparallel::text || ' acl ' || coalesce(p.proacl::text, '-')
          || ' comment ' || coalesce(obj_description(p.oid, 'pg_proc'), '-')
-         || E'\n' || CASE WHEN p.prokind = 'a' THEN
+         || E'\n' || CASE WHEN p.prokind::text = 'a' THEN
               (SELECT concat_ws(' ', a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn,
                                 a.aggdeserialfn, a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn,
-                                a.aggtranstype::regtype, a.agginitval, a.aggfinalmodify)
+                                a.aggtranstype::regtype, a.agginitval, a.aggfinalmodify::text)
                  FROM pg_aggregate a WHERE a.aggfnoid = p.oid)
             ELSE pg_get_functiondef(p.oid) END AS line
     FROM members m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
   UNION ALL
-  SELECT 'relation ' || c.oid::regclass || ' kind ' || c.relkind || ' acl ' || coalesce(c.relacl::text, '-')
-         || ' rls ' || c.relrowsecurity || ' comment ' || coalesce(obj_description(c.oid, 'pg_class'), '-')
+  SELECT 'relation ' || c.oid::regclass || ' kind ' || c.relkind::text || ' acl ' || coalesce(c.relacl::text, '-')
+         || ' rls ' || c.relrowsecurity::text || ' comment ' || coalesce(obj_description(c.oid, 'pg_class'), '-')
          || E'\n' || coalesce((SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
                                           || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
                                           || coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), ''),
@@ -49,23 +49,23 @@ SELECT line FROM (
                                  FROM pg_attribute a
                                  LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
                                 WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '')
-         || E'\n' || CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) ELSE '' END
+         || E'\n' || CASE WHEN c.relkind::text = 'v' THEN pg_get_viewdef(c.oid) ELSE '' END
          || coalesce((SELECT string_agg(pg_get_constraintdef(k.oid), '; ' ORDER BY pg_get_constraintdef(k.oid))
                         FROM pg_constraint k WHERE k.conrelid = c.oid), '')
          || coalesce((SELECT string_agg(pg_get_indexdef(i.indexrelid), '; ' ORDER BY pg_get_indexdef(i.indexrelid))
                         FROM pg_index i WHERE i.indrelid = c.oid), '')
-         || coalesce((SELECT string_agg(pg_get_triggerdef(t.oid) || ' ' || t.tgenabled, '; ' ORDER BY t.tgname)
+         || coalesce((SELECT string_agg(pg_get_triggerdef(t.oid) || ' ' || t.tgenabled::text, '; ' ORDER BY t.tgname)
                         FROM pg_trigger t WHERE t.tgrelid = c.oid AND NOT t.tgisinternal), '')
     FROM members m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
   UNION ALL
   SELECT 'event trigger ' || e.evtname || ' ' || e.evtevent || ' ' || e.evtfoid::regproc || ' '
-         || e.evtenabled || ' ' || coalesce(e.evttags::text, '-')
+         || e.evtenabled::text || ' ' || coalesce(e.evttags::text, '-')
     FROM members m JOIN pg_event_trigger e ON m.classid = 'pg_event_trigger'::regclass AND e.oid = m.objid
   UNION ALL
   SELECT 'schema ' || n.nspname || ' acl ' || coalesce(n.nspacl::text, '-')
     FROM members m JOIN pg_namespace n ON m.classid = 'pg_namespace'::regclass AND n.oid = m.objid
   UNION ALL
-  SELECT 'type ' || t.oid::regtype || ' ' || t.typtype
+  SELECT 'type ' || t.oid::regtype || ' ' || t.typtype::text
     FROM members m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
   UNION ALL
   SELECT 'other ' || pg_describe_object(m.classid, m.objid, 0)

@@ -76,13 +76,15 @@ ok($standby->safe_psql('flows', 'SELECT count(*) FROM s_out') > 0, 'the standby 
 is($standby->safe_psql('flows', q{SELECT string_agg(flow_name || ' ' || mode, ', ' ORDER BY flow_name) FROM flowpg.flows}),
    'b batching, s streaming', 'flowpg.flows can be read on the standby');
 $standby->safe_psql('flows', 'SELECT count(*) FROM flowpg.flow_stats');
-for my $flow ('s', 'b')
-{
-	my ($ret, $out, $err) = $standby->psql('flows', qq{SELECT flowpg.flush_flow('$flow')},
-		timeout => 60);
-	isnt($ret, 0, "flush_flow('$flow') on the standby is an error");
-	like($err, qr/read-only|recovery|standby/, "... saying why: $err");
-}
+# a streaming flush is answered by the session itself there (no worker
+# runs), which cannot write; a batching flush has nothing to do while the
+# replayed dirty log is empty, and would fail the same way otherwise
+my ($ret, $out, $err) = $standby->psql('flows', q{SELECT flowpg.flush_flow('s')}, timeout => 60);
+isnt($ret, 0, "flush_flow of a streaming flow on the standby is an error, at once");
+like($err, qr/read-only/, "... saying why: $err");
+($ret, $out, $err) = $standby->psql('flows', q{SELECT flowpg.flush_flow('b')}, timeout => 60);
+ok(($ret == 0 && $out eq '0') || $err =~ /read-only/,
+   "flush_flow of a batching flow on the standby writes nothing: " . ($err || $out));
 
 # promoted, the standby runs the flows; they stay exact
 $standby->promote;
